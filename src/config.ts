@@ -1,0 +1,44 @@
+// Configuration: read from the environment and validated once, at start.
+// A bad value stops the service with a message naming the variable.
+import { z } from 'zod';
+
+const flag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((value) => value === 'true' || value === '1');
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+  /** A PostgreSQL server; unset means the embedded PGlite database. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  /** Where the embedded database keeps its files. */
+  PGLITE_DIR: z.string().min(1).default('.data/pglite'),
+  /** Connections to a PostgreSQL server (the embedded database always has one). */
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  /** Apply pending migrations at start. */
+  MIGRATE_ON_START: flag.default(true),
+  /** Seed the demo data set into a fresh embedded database and print curl commands. */
+  DEMO_SEED: flag.default(true),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty variables count as unset, as in most shells' `VAR= cmd` usage.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

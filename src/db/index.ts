@@ -1,0 +1,73 @@
+// One database handle per process: a pg pool, the Prisma client on top of it,
+// and, when no DATABASE_URL is given, the embedded PGlite behind both.
+import { Pool } from 'pg';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from '../__generated__/prisma/client';
+import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
+import { migrate, pendingMigrations } from './migrate';
+
+export type { PrismaClient };
+
+export interface DatabaseOptions {
+  /** A PostgreSQL server; undefined opens the embedded database at `dataDir`. */
+  url?: string | undefined;
+  /** The embedded database's folder; null keeps it in memory. */
+  dataDir?: string | null;
+  poolMax?: number;
+  /** Apply pending migrations now. */
+  migrate?: boolean;
+}
+
+export interface Database {
+  readonly prisma: PrismaClient;
+  readonly pool: Pool;
+  readonly embedded: boolean;
+  /** Names of the migrations applied by this open. */
+  readonly applied: string[];
+  /** Whether the database answers and has every migration applied. */
+  readiness(): Promise<{ ready: true } | { ready: false; reason: string }>;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  let embedded: EmbeddedDatabase | undefined;
+  if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
+  const pool = new Pool({
+    connectionString: embedded?.url ?? options.url,
+    // PGlite serves one connection; see openEmbeddedDatabase.
+    max: embedded ? 1 : (options.poolMax ?? 10),
+    connectionTimeoutMillis: 5_000,
+  });
+  // An idle client whose server went away emits 'error'; the pool drops it and
+  // the next query reconnects. Without a listener it would crash the process.
+  pool.on('error', () => {});
+  try {
+    const applied = options.migrate === false ? [] : await migrate(pool);
+    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    return {
+      prisma,
+      pool,
+      embedded: embedded !== undefined,
+      applied,
+      async readiness() {
+        try {
+          const pending = await pendingMigrations(pool);
+          return pending.length === 0
+            ? { ready: true }
+            : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
+        } catch (error) {
+          return { ready: false, reason: (error as Error).message };
+        }
+      },
+      async close() {
+        await prisma.$disconnect();
+        await pool.end();
+        await embedded?.close();
+      },
+    };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    await embedded?.close();
+    throw error;
+  }
+}

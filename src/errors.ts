@@ -1,0 +1,77 @@
+// Every expected failure of the service, in one place.
+//
+// Code is both the GraphQL `extensions.code` and the key the REST shim maps to
+// an HTTP status and body; resolvers and services throw AppError and never a
+// bare Error, so every failure a client can cause has a documented shape.
+
+export const ERROR_STATUS = {
+  /** Malformed request: unreadable body, malformed headers, conflicting credentials. */
+  BAD_REQUEST: 400,
+  /** No credentials, or credentials that name no live session or key. */
+  UNAUTHENTICATED: 401,
+  /** Valid credentials that may not do this (e.g. an application token where a user is needed). */
+  FORBIDDEN: 403,
+  /** The spec's WrongPermissions: a delete the caller may not make. */
+  WRONG_PERMISSIONS: 403,
+  NOT_FOUND: 404,
+  PAYLOAD_TOO_LARGE: 413,
+  /** Well-formed request whose values fail validation. */
+  BAD_USER_INPUT: 422,
+  TOO_MANY_REQUESTS: 429,
+  INTERNAL_SERVER_ERROR: 500,
+  /** The database cannot be reached (or, for the admin CLI, is owned by another process). */
+  SERVICE_UNAVAILABLE: 503,
+  DATABASE_BUSY: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Messages shared by both surfaces; the REST ones are the spec's where it names them. */
+export const MESSAGES = {
+  noCredentials: 'Token is required: send SVC-Token or Authorization: ApiKey <key>',
+  bothCredentials: 'Send either SVC-Token or Authorization, not both',
+  sessionMissing: 'Required session does not exist',
+  malformedAuthorization: "Authorization must be 'ApiKey <key>'",
+  unknownApiKey: 'Unknown API key',
+  onBehalfOfWithoutApiKey: 'On-Behalf-Of is accepted only with Authorization: ApiKey',
+  onBehalfOfUnknown: 'On-Behalf-Of does not name a user of this application',
+  needUser: 'Forbidden. Need user.',
+  wrongPermissions: 'WrongPermissions',
+  userNotFound: 'User not found',
+  malformedBody: 'Malformed request body',
+  internal: 'Internal server error',
+  databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',
+} as const;
+
+export interface AppErrorOptions {
+  /**
+   * The input the error is about, in GraphQL (camelCase) terms. The REST shim
+   * turns it into the spec's field name for the object-shaped errors of the
+   * user lookup; "base" when the error concerns the request as a whole.
+   */
+  field?: string;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly field: string | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.field = options.field;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+export const badInput = (field: string, message: string): AppError =>
+  new AppError('BAD_USER_INPUT', message, { field });
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}
