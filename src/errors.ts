@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   WRONG_PERMISSIONS: 403,
   NOT_FOUND: 404,
   PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
   /** Well-formed request whose values fail validation. */
   BAD_USER_INPUT: 422,
   TOO_MANY_REQUESTS: 429,
@@ -74,4 +75,28 @@ export const badInput = (field: string, message: string): AppError =>
 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
+}
+
+/** Connection-level failures: the database is down, restarting or unreachable. */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03']);
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
+    e = cause;
+  }
+  return false;
+}
+
+/**
+ * Any thrown value as an AppError: itself, 503 when the database cannot be
+ * reached, else a 500 whose message reveals nothing of the cause.
+ */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isDatabaseUnavailable(error)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.databaseUnavailable, { cause: error });
+  return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal, { cause: error });
 }

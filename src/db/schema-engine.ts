@@ -11,8 +11,15 @@ import { openEmbeddedDatabase } from './embedded';
 
 type DiffTarget = { tag: 'empty' } | { tag: 'schemaDatamodel'; files: { path: string; content: string }[] };
 
+// Node's global WebAssembly, typed just enough for the instantiation below
+// (the project's lib settings carry no WebAssembly declarations).
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+};
+
 interface SchemaEngineModule {
-  __wbg_set_wasm(exports: WebAssembly.Exports): void;
+  __wbg_set_wasm(exports: Record<string, unknown>): void;
   SchemaEngine: {
     new: (options: unknown, log: (line: string) => void, adapter: unknown) => Promise<{
       diff(params: unknown): Promise<{ exitCode: number; stdout: string | null }>;

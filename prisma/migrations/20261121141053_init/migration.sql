@@ -52,7 +52,7 @@ CREATE TABLE "sessions" (
 
 -- CreateTable
 CREATE TABLE "dialogs" (
-    "id" CHAR(24) NOT NULL,
+    "id" TEXT NOT NULL,
     "application_id" INTEGER NOT NULL,
     "type" INTEGER NOT NULL DEFAULT 2,
     "owner_id" INTEGER NOT NULL,
@@ -63,7 +63,7 @@ CREATE TABLE "dialogs" (
 
 -- CreateTable
 CREATE TABLE "dialog_occupants" (
-    "dialog_id" CHAR(24) NOT NULL,
+    "dialog_id" TEXT NOT NULL,
     "user_id" INTEGER NOT NULL,
 
     CONSTRAINT "dialog_occupants_pkey" PRIMARY KEY ("dialog_id","user_id")
@@ -71,8 +71,8 @@ CREATE TABLE "dialog_occupants" (
 
 -- CreateTable
 CREATE TABLE "messages" (
-    "id" CHAR(24) NOT NULL,
-    "dialog_id" CHAR(24) NOT NULL,
+    "id" TEXT NOT NULL,
+    "dialog_id" TEXT NOT NULL,
     "sender_id" INTEGER NOT NULL,
     "body" TEXT NOT NULL,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
@@ -83,7 +83,7 @@ CREATE TABLE "messages" (
 
 -- CreateTable
 CREATE TABLE "message_hides" (
-    "message_id" CHAR(24) NOT NULL,
+    "message_id" TEXT NOT NULL,
     "user_id" INTEGER NOT NULL,
     "hidden_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 

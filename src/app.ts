@@ -1,0 +1,135 @@
+// createApp(): the whole HTTP service — GraphQL at /graphql, the legacy REST
+// paths, health checks — over an open database. Used by main and by tests.
+import { randomUUID } from 'node:crypto';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { GraphQLError } from 'graphql';
+import { createContext, credentialsFromHeaders, type Context } from './context';
+import type { Database } from './db';
+import { AppError, MESSAGES, toAppError } from './errors';
+import { buildSchema } from './graphql/schema';
+import { type ErrorStyle, sendError } from './rest/respond';
+import { isRouteNotFound, registerRestRoutes } from './rest/routes';
+import { createServices, type Services } from './services';
+
+export interface AppOptions {
+  database: Database;
+  /** Fastify's logger option: false in tests, pino settings in main. */
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface App {
+  readonly fastify: FastifyInstance;
+  readonly services: Services;
+  /** Stops accepting, drains in-flight requests, stops Apollo. The database is the caller's. */
+  close(): Promise<void>;
+}
+
+/** Ids per delete (25 characters each with the comma) must fit in the request line. */
+const MAX_URL_BYTES = 64 * 1024;
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { database } = options;
+  const services = createServices(database.prisma);
+  const schema = buildSchema();
+
+  const fastify = Fastify({
+    logger: options.logger ?? false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    bodyLimit: 2 * 1024 * 1024,
+    routerOptions: { maxParamLength: MAX_URL_BYTES },
+    http: { maxHeaderSize: MAX_URL_BYTES },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+
+  // An empty JSON body is no body: legacy clients send Content-Type:
+  // application/json on DELETE and GET without one.
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    const source = String(text);
+    if (source.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(source));
+    } catch {
+      done(new AppError('BAD_REQUEST', `${MESSAGES.malformedBody}: invalid JSON`), undefined);
+    }
+  });
+  await fastify.register(formbody);
+
+  const apollo = new ApolloServer<Context>({
+    schema,
+    // The explorer page is served by the service itself (Apollo's own landing
+    // pages load from a CDN and show nothing offline).
+    plugins: [fastifyApolloDrainPlugin(fastify), ApolloServerPluginLandingPageDisabled()],
+    includeStacktraceInErrorResponses: false,
+    formatError(formatted, error) {
+      const original = error instanceof GraphQLError ? error.originalError : error;
+      // graphql-js's own errors (syntax, validation, variables) keep Apollo's codes.
+      if (!original || original instanceof GraphQLError) return formatted;
+      const appError = toAppError(original);
+      if (appError.status >= 500) fastify.log.error({ err: appError.cause ?? appError }, appError.message);
+      return {
+        message: appError.message,
+        locations: formatted.locations,
+        path: formatted.path,
+        extensions: { code: appError.code, ...(appError.field === undefined ? {} : { field: appError.field }) },
+      };
+    },
+  });
+  await apollo.start();
+  await fastify.register(fastifyApollo(apollo), {
+    path: '/graphql',
+    context: async (request) => createContext(services, credentialsFromHeaders(request.headers), request.id),
+  });
+
+  registerRestRoutes(fastify, schema, services);
+
+  fastify.get('/healthz', async () => ({ status: 'ok' }));
+  fastify.get('/readyz', async (_request, reply) => {
+    const readiness = await database.readiness();
+    return readiness.ready
+      ? reply.send({ status: 'ready' })
+      : reply.code(503).send({ status: 'unavailable', reason: readiness.reason });
+  });
+
+  fastify.setNotFoundHandler((request, reply) => {
+    const style: ErrorStyle = request.url.startsWith('/users/external/') ? 'object' : 'list';
+    return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
+  });
+
+  fastify.setErrorHandler((error, request, reply) => {
+    const style: ErrorStyle = request.routeOptions.config?.errorStyle ?? 'list';
+    if (isRouteNotFound(error)) return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
+    return sendError(reply, fromFastifyError(error), style);
+  });
+
+  return {
+    fastify,
+    services,
+    async close() {
+      await fastify.close();
+    },
+  };
+}
+
+/** Fastify's own request errors (body parsing, limits) in the service's terms. */
+function fromFastifyError(error: unknown): unknown {
+  if (error instanceof AppError) return error;
+  const { code, statusCode } = error as { code?: string; statusCode?: number };
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large');
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type: send application/json or application/x-www-form-urlencoded');
+  }
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return new AppError('BAD_REQUEST', `${MESSAGES.malformedBody}`);
+  }
+  return error;
+}

@@ -1,0 +1,120 @@
+// The demo data set of a fresh embedded database, and the ready-to-paste
+// commands printed at start. Secrets are stored hashed, so each start mints a
+// fresh session for the demo user and a fresh API key for the demo
+// application: the printed commands always carry working credentials.
+import type { Database } from '../db';
+import type { Services } from '../services';
+import { hashSecret, newSecret } from '../services/secrets';
+
+export const DEMO_APP_NAME = 'Demo application';
+
+const USERS = [
+  { login: 'alice', fullName: 'Alice Example', phone: '+15550000001', externalUserId: 1001, email: 'alice@example.com' },
+  { login: 'bob', fullName: 'Bob Example', phone: '+15550000002', externalUserId: 1002, email: 'bob@example.com' },
+  { login: 'carol', fullName: 'Carol Example', phone: '+15550000003', externalUserId: 1003, email: 'carol@example.com' },
+  { login: 'dave', fullName: 'Dave Example', phone: '+15550000004', externalUserId: 1004, email: 'dave@example.com' },
+] as const;
+
+export interface DemoCredentials {
+  applicationId: number;
+  apiKey: string;
+  userToken: string;
+  /** alice: owner of the demo dialog. */
+  userId: number;
+  /** bob: an occupant who does not own the dialog. */
+  otherUserId: number;
+  messageIds: string[];
+  externalUserId: number;
+  seeded: boolean;
+}
+
+export async function prepareDemo(database: Database, services: Services): Promise<DemoCredentials> {
+  const { prisma } = database;
+  let app = await prisma.application.findFirst({ where: { name: DEMO_APP_NAME }, orderBy: { id: 'asc' } });
+  const seeded = app === null;
+  if (!app) {
+    const created = await services.applications.create(DEMO_APP_NAME);
+    app = await prisma.application.findUniqueOrThrow({ where: { id: created.application.id } });
+    const users = [];
+    for (const user of USERS) {
+      users.push(await services.users.create({ applicationId: app.id, password: 'demo-password', ...user }));
+    }
+    const [alice, bob, carol] = users as [(typeof users)[0], (typeof users)[0], (typeof users)[0]];
+    const dialog = await services.messages.createDialog({
+      applicationId: app.id,
+      ownerId: alice.id,
+      occupantIds: [bob.id, carol.id],
+      type: 2,
+    });
+    for (const [sender, body] of [
+      [alice, 'Hi both!'],
+      [bob, 'Hello Alice'],
+      [carol, 'Hey there'],
+    ] as const) {
+      await services.messages.createMessage({ dialogId: dialog.id, senderId: sender.id, body });
+    }
+    const aliceCaller = { kind: 'user', applicationId: app.id, userId: alice.id, via: 'session' } as const;
+    await services.addressBook.upload(
+      aliceCaller,
+      [
+        { name: 'Bob', phone: '+15550000002' },
+        { name: 'Carol', phone: '+15550000003' },
+        { name: 'Not registered', phone: '+15559999999' },
+      ],
+      null,
+      false,
+    );
+  }
+
+  const alice = await prisma.user.findFirstOrThrow({ where: { applicationId: app.id, login: 'alice' } });
+  const bob = await prisma.user.findFirstOrThrow({ where: { applicationId: app.id, login: 'bob' } });
+  const dialog = await prisma.dialog.findFirstOrThrow({ where: { applicationId: app.id, ownerId: alice.id } });
+  // Earlier runs may have deleted the demo messages: keep three to delete.
+  let history = await services.messages.history(dialog.id, alice.id);
+  for (let i = history.length; i < 3; i++) {
+    await services.messages.createMessage({ dialogId: dialog.id, senderId: bob.id, body: `Demo message ${i + 1}` });
+  }
+  history = await services.messages.history(dialog.id, alice.id);
+
+  const apiKey = newSecret();
+  await prisma.application.update({ where: { id: app.id }, data: { apiKeyHash: hashSecret(apiKey) } });
+  const { token } = await services.applications.createSession(app.id, alice.id);
+  return {
+    applicationId: app.id,
+    apiKey,
+    userToken: token,
+    userId: alice.id,
+    otherUserId: bob.id,
+    messageIds: history.slice(-3).map((m) => m.id),
+    externalUserId: 1002,
+    seeded,
+  };
+}
+
+export function demoInstructions(base: string, demo: DemoCredentials): string {
+  const [m1, m2, m3] = demo.messageIds;
+  const token = `-H 'SVC-Token: ${demo.userToken}'`;
+  const apiKey = `-H 'Authorization: ApiKey ${demo.apiKey}'`;
+  const gql = (query: string) =>
+    `curl -s ${base}/graphql -H 'Content-Type: application/json' ${token} \\\n     -d '${JSON.stringify({ query })}'`;
+  return [
+    `Demo data ${demo.seeded ? 'seeded' : 'present'}: application ${demo.applicationId}, user alice (id ${demo.userId}) owns a dialog with bob and carol.`,
+    '',
+    '# REST: user by external id',
+    `curl -s ${base}/users/external/${demo.externalUserId}.json ${token}`,
+    `curl -s ${base}/users/external/${demo.externalUserId}.json ${apiKey}`,
+    '# REST: registered users of alice\'s address book (full, then compact)',
+    `curl -s '${base}/address_book/registered_users.json' ${token}`,
+    `curl -s '${base}/address_book/registered_users.json?compact=1' ${token}`,
+    '# REST: delete a message for alice only, then one for everyone (alice owns the dialog)',
+    `curl -s -X DELETE ${base}/chat/Message/${m1},ffffffffffffffffffffffff.json ${token}`,
+    `curl -s -X DELETE ${base}/chat/Message/${m2}.json ${token} -H 'Content-Type: application/json' -d '{"force":1}'`,
+    '# REST: delete for bob only, through the API key',
+    `curl -s -X DELETE ${base}/chat/Message/${m3}.json ${apiKey} -H 'On-Behalf-Of: ${demo.otherUserId}'`,
+    '',
+    '# GraphQL',
+    gql(`{ userByExternalId(externalUserId: ${demo.externalUserId}) { id fullName phone externalUserId } }`),
+    gql('{ registeredUsers { id fullName phone } }'),
+    gql(`mutation { deleteMessages(ids: ["${m3}"]) { successfullyDeleted notFound } }`),
+  ].join('\n');
+}

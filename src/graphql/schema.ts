@@ -1,0 +1,20 @@
+// The executable schema: the SDL files in schema/ (one per domain) with the
+// resolvers of src/graphql/resolvers.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import type { GraphQLSchema } from 'graphql';
+import { resolvers } from './resolvers';
+
+export const SCHEMA_DIR = path.resolve(__dirname, '../../schema');
+
+export function loadTypeDefs(dir = SCHEMA_DIR): string[] {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.graphql'))
+    .sort()
+    .map((file) => readFileSync(path.join(dir, file), 'utf8'));
+}
+
+export function buildSchema(): GraphQLSchema {
+  return makeExecutableSchema({ typeDefs: loadTypeDefs(), resolvers });
+}

@@ -1,0 +1,69 @@
+// Entry point of `npm start`: configuration, database, HTTP service, signals.
+import { createApp } from './app';
+import { ConfigError, loadConfig } from './config';
+import { openDatabase } from './db';
+import { demoInstructions, prepareDemo } from './demo/seed';
+
+/** How long a shutdown may take before the process exits anyway. */
+const SHUTDOWN_TIMEOUT_MS = 10_000;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.PGLITE_DIR,
+    poolMax: config.DB_POOL_MAX,
+    // The embedded database is always brought up to date: it has no other way.
+    migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
+  });
+  const app = await createApp({
+    database,
+    logger: {
+      level: config.LOG_LEVEL,
+      redact: ['req.headers.authorization', 'req.headers["svc-token"]'],
+    },
+  });
+  const log = app.fastify.log;
+  if (database.applied.length > 0) log.info({ migrations: database.applied }, 'applied migrations');
+
+  let shuttingDown = false;
+  const shutdown = (signal: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      log.error('shutdown timed out');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS).unref();
+    app
+      .close()
+      .then(() => database.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
+  log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
+
+  if (database.embedded && config.DEMO_SEED) {
+    const demo = await prepareDemo(database, app.services);
+    const { port } = app.fastify.server.address() as { port: number };
+    process.stdout.write(`\n${demoInstructions(`http://localhost:${port}`, demo)}\n\n`);
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`Failed to start: ${(error as Error).message ?? String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,89 @@
+// Address books: uploads, and the registered users they match.
+//
+// A user has one global book (udid "") and one per device udid. Both the
+// upload and the match are single statements: a forced upload replaces a book
+// atomically, so a concurrent read sees the old book or the new one, never a
+// mix; and the number of statements does not grow with the number of contacts
+// (contacts travel as two array parameters, not one parameter each).
+import type { User } from '../__generated__/prisma/client';
+import type { PrismaClient } from '../db';
+import { badInput } from '../errors';
+import { requireUser } from './auth';
+import type { Caller } from './caller';
+import { USER_COLUMNS } from './users';
+import * as validate from './validate';
+
+export interface ContactInput {
+  name: string;
+  phone: string;
+}
+
+export interface UploadResult {
+  created: number;
+  updated: number;
+  deleted: number;
+}
+
+export class AddressBookService {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** Users of the caller's application whose phone equals a contact's phone in the caller's book. */
+  async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<User[]> {
+    const user = requireUser(caller);
+    const context = validate.udidContext(udid);
+    return this.prisma.$queryRaw<User[]>`
+      SELECT ${USER_COLUMNS}
+        FROM users u
+       WHERE u.application_id = ${user.applicationId}
+         AND u.phone IN (SELECT c.phone FROM contacts c WHERE c.user_id = ${user.userId} AND c.udid = ${context})
+       ORDER BY u.id`;
+  }
+
+  /**
+   * Adds contacts (matched by phone; a known phone with a new name is renamed)
+   * or, with `force`, replaces the book with exactly these contacts. A phone
+   * listed twice counts once, with its last name.
+   */
+  async upload(
+    caller: Caller,
+    contacts: readonly ContactInput[],
+    udid: string | null | undefined,
+    force: boolean,
+  ): Promise<UploadResult> {
+    const user = requireUser(caller);
+    const context = validate.udidContext(udid);
+    if (contacts.length > validate.LIMITS.contactsPerUpload) {
+      throw badInput('contacts', `at most ${validate.LIMITS.contactsPerUpload} contacts per upload`);
+    }
+    const byPhone = new Map<string, string>();
+    contacts.forEach((contact, index) => {
+      validate.phone(contact.phone, `contacts[${index}].phone`);
+      if (contact.name.length > validate.LIMITS.contactNameLength) {
+        throw badInput(`contacts[${index}].name`, `names are at most ${validate.LIMITS.contactNameLength} characters`);
+      }
+      byPhone.set(contact.phone, contact.name);
+    });
+    const phones = [...byPhone.keys()];
+    const names = [...byPhone.values()];
+    const rows = await this.prisma.$queryRaw<UploadResult[]>`
+      WITH input AS (
+        SELECT * FROM unnest(${phones}::text[], ${names}::text[]) AS t(phone, name)
+      ), removed AS (
+        DELETE FROM contacts c
+         WHERE ${force} AND c.user_id = ${user.userId} AND c.udid = ${context}
+           AND NOT EXISTS (SELECT 1 FROM input i WHERE i.phone = c.phone)
+        RETURNING 1
+      ), upserted AS (
+        INSERT INTO contacts (user_id, udid, phone, name)
+        SELECT ${user.userId}, ${context}, phone, name FROM input
+        ON CONFLICT (user_id, udid, phone) DO UPDATE
+           SET name = EXCLUDED.name, updated_at = now()
+         WHERE contacts.name IS DISTINCT FROM EXCLUDED.name
+        RETURNING (xmax = 0) AS inserted
+      )
+      SELECT (SELECT count(*) FROM upserted WHERE inserted)::int AS created,
+             (SELECT count(*) FROM upserted WHERE NOT inserted)::int AS updated,
+             (SELECT count(*) FROM removed)::int AS deleted`;
+    return rows[0]!;
+  }
+}

@@ -1,0 +1,39 @@
+// Input checks shared by the services. Each failure is a BAD_USER_INPUT
+// AppError naming the input (in GraphQL terms), never a thrown ZodError.
+import { badInput } from '../errors';
+
+export const LIMITS = {
+  /** Spec: udid is at most 64 characters. */
+  udidLength: 64,
+  /** Not in the spec: ids per delete call. */
+  idsPerDelete: 1000,
+  /** Not in the spec: contacts per address-book upload. */
+  contactsPerUpload: 10_000,
+  contactNameLength: 255,
+  externalUserIdMax: 2_147_483_647,
+} as const;
+
+/** Phones: 10 to 15 digits, an optional leading "+"; compared as exact strings. */
+export const PHONE_PATTERN = /^\+?[0-9]{10,15}$/;
+
+export function udidContext(udid: string | null | undefined): string {
+  if (udid === null || udid === undefined || udid === '') return '';
+  if (udid.length > LIMITS.udidLength) throw badInput('udid', `udid must be at most ${LIMITS.udidLength} characters`);
+  return udid;
+}
+
+export const EXTERNAL_USER_ID_RULE = `must be an integer between 1 and ${LIMITS.externalUserIdMax}`;
+
+export function externalUserId(value: number): number {
+  if (!Number.isInteger(value) || value < 1 || value > LIMITS.externalUserIdMax) {
+    throw badInput('externalUserId', EXTERNAL_USER_ID_RULE);
+  }
+  return value;
+}
+
+export function phone(value: string, field = 'phone'): string {
+  if (!PHONE_PATTERN.test(value)) {
+    throw badInput(field, `${field} must be 10 to 15 digits with an optional leading "+"`);
+  }
+  return value;
+}
