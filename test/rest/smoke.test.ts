@@ -1,0 +1,17 @@
+import { startService, type TestService } from '../support/service';
+import { seedTenant } from '../support/seed';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(async () => {
+  await service.close();
+});
+
+test('a user looks up another user of the application by external id', async () => {
+  const t = await seedTenant(service.app.services);
+  const res = await service.rest('GET', '/users/external/102.json', { headers: t.as.owner });
+  expect(res.status).toBe(200);
+  expect(res.body.user).toMatchObject({ id: t.member.id, external_user_id: 102, login: 'member' });
+});

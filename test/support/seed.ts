@@ -1,0 +1,91 @@
+// Per-test tenants: every test seeds an application of its own (users,
+// sessions, a dialog with messages), so tests never share or depend on data.
+import { randomBytes } from 'node:crypto';
+import type { User } from '../../src/__generated__/prisma/client';
+import type { Services } from '../../src/services';
+
+let sequence = 0;
+const unique = () => `${Date.now().toString(36)}${(sequence++).toString(36)}${randomBytes(3).toString('hex')}`;
+
+export interface Tenant {
+  applicationId: number;
+  apiKey: string;
+  /** Owns `dialogId`. */
+  owner: User;
+  /** An occupant of `dialogId` who does not own it. */
+  member: User;
+  /** A user of the application outside the dialog. */
+  outsider: User;
+  ownerToken: string;
+  memberToken: string;
+  outsiderToken: string;
+  /** An application session token (no user). */
+  appToken: string;
+  dialogId: string;
+  /** Three messages in `dialogId`, oldest first. */
+  messageIds: string[];
+  /** Headers for each kind of credential. */
+  as: {
+    owner: Record<string, string>;
+    member: Record<string, string>;
+    outsider: Record<string, string>;
+    app: Record<string, string>;
+    apiKey: Record<string, string>;
+    onBehalfOf(userId: number): Record<string, string>;
+  };
+}
+
+/** Phones are per tenant so that matching tests can reuse the same numbers. */
+export async function seedTenant(services: Services): Promise<Tenant> {
+  const { application, apiKey } = await services.applications.create(`tenant ${unique()}`);
+  const applicationId = application.id;
+  const user = (login: string, externalUserId: number, phone: string) =>
+    services.users.create({
+      applicationId,
+      login,
+      password: 'password123',
+      fullName: `${login} Example`,
+      email: `${login}@example.com`,
+      phone,
+      externalUserId,
+    });
+  const owner = await user('owner', 101, '+10000000101');
+  const member = await user('member', 102, '+10000000102');
+  const outsider = await user('outsider', 103, '+10000000103');
+  const dialog = await services.messages.createDialog({ applicationId, ownerId: owner.id, occupantIds: [member.id] });
+  const messageIds: string[] = [];
+  for (const body of ['one', 'two', 'three']) {
+    messageIds.push((await services.messages.createMessage({ dialogId: dialog.id, senderId: owner.id, body })).id);
+  }
+  const session = async (userId?: number) => (await services.applications.createSession(applicationId, userId)).token;
+  const ownerToken = await session(owner.id);
+  const memberToken = await session(member.id);
+  const outsiderToken = await session(outsider.id);
+  const appToken = await session();
+  return {
+    applicationId,
+    apiKey,
+    owner,
+    member,
+    outsider,
+    ownerToken,
+    memberToken,
+    outsiderToken,
+    appToken,
+    dialogId: dialog.id,
+    messageIds,
+    as: {
+      owner: { 'SVC-Token': ownerToken },
+      member: { 'SVC-Token': memberToken },
+      outsider: { 'SVC-Token': outsiderToken },
+      app: { 'SVC-Token': appToken },
+      apiKey: { Authorization: `ApiKey ${apiKey}` },
+      onBehalfOf: (userId: number) => ({ Authorization: `ApiKey ${apiKey}`, 'On-Behalf-Of': String(userId) }),
+    },
+  };
+}
+
+/** Ids of the messages `userId` sees in the dialog. */
+export async function historyIds(services: Services, dialogId: string, userId: number): Promise<string[]> {
+  return (await services.messages.history(dialogId, userId)).map((m) => m.id);
+}
