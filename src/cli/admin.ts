@@ -1,0 +1,194 @@
+// The admin CLI: `npm run -s admin -- <command> [options]`.
+//
+// Contract: exactly one JSON object on stdout and exit 0; on failure a message
+// on stderr and a non-zero exit (1: the operation failed, 2: bad usage).
+// Works against DATABASE_URL when set, else the embedded database.
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { loadConfig } from '../config';
+import { type Database, openDatabase } from '../db';
+import { AppError } from '../errors';
+import { createServices, type Services } from '../services';
+import type { ContactInput } from '../services/address-book';
+import { userRecord } from './user-record';
+
+type Action = (services: Services, database: Database) => Promise<object>;
+
+function positiveInt(value: string): number {
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
+    throw new InvalidArgumentError('expected a positive integer');
+  }
+  return Number(value);
+}
+
+function intList(value: string): number[] {
+  return value.split(',').map((part) => positiveInt(part.trim()));
+}
+
+function contact(value: string, previous: ContactInput[] = []): ContactInput[] {
+  const at = value.lastIndexOf(':');
+  if (at < 0) throw new InvalidArgumentError('expected <name>:<phone>');
+  return [...previous, { name: value.slice(0, at), phone: value.slice(at + 1) }];
+}
+
+function buildProgram(run: (action: Action) => void): Command {
+  const program = new Command('admin')
+    .description('Administration of the chat/user service (prints one JSON object)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => process.stderr.write(s), writeErr: (s) => process.stderr.write(s) });
+
+  program
+    .command('app:create')
+    .description('create an application; prints its API key (shown only once)')
+    .requiredOption('--name <name>', 'application name')
+    .action((opts: { name: string }) => run((s) => s.applications.create(opts.name)));
+
+  program
+    .command('user:create')
+    .description('create a user')
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .requiredOption('--login <login>', 'login, unique in the application')
+    .requiredOption('--password <password>', 'password (at least 8 characters)')
+    .option('--full-name <s>')
+    .option('--email <s>')
+    .option('--phone <s>', '10 to 15 digits, optional leading +')
+    .option('--website <s>')
+    .option('--external-user-id <int>', 'id in an external system, unique in the application', positiveInt)
+    .option('--facebook-id <s>')
+    .option('--twitter-id <s>')
+    .option('--user-tags <a,b>', 'comma-separated tags')
+    .action(
+      (opts: {
+        app: number;
+        login: string;
+        password: string;
+        fullName?: string;
+        email?: string;
+        phone?: string;
+        website?: string;
+        externalUserId?: number;
+        facebookId?: string;
+        twitterId?: string;
+        userTags?: string;
+      }) =>
+        run(async (s) => {
+          const { app, userTags, ...fields } = opts;
+          const user = await s.users.create({
+            ...fields,
+            applicationId: app,
+            userTags: userTags?.split(',').map((tag) => tag.trim()).filter(Boolean),
+          });
+          return { user: userRecord(user) };
+        }),
+    );
+
+  program
+    .command('session:create')
+    .description('create a session token: a user session with --user, else an application session')
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .option('--user <userId>', 'user id', positiveInt)
+    .action((opts: { app: number; user?: number }) =>
+      run(async (s) => ({ token: (await s.applications.createSession(opts.app, opts.user)).token })),
+    );
+
+  program
+    .command('dialog:create')
+    .description('create a dialog; the owner is always an occupant')
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .requiredOption('--owner <userId>', 'owner user id', positiveInt)
+    .requiredOption('--occupants <id,id,...>', 'occupant user ids', intList)
+    .option('--type <1|2|3>', 'dialog type', positiveInt, 2)
+    .action((opts: { app: number; owner: number; occupants: number[]; type: number }) =>
+      run(async (s) => {
+        const dialog = await s.messages.createDialog({
+          applicationId: opts.app,
+          ownerId: opts.owner,
+          occupantIds: opts.occupants,
+          type: opts.type,
+        });
+        return { dialog: { id: dialog.id, owner_id: dialog.ownerId, occupant_ids: dialog.occupantIds, type: dialog.type } };
+      }),
+    );
+
+  program
+    .command('message:create')
+    .description('create a message in a dialog')
+    .requiredOption('--dialog <dialogId>', 'dialog id')
+    .requiredOption('--sender <userId>', 'sender user id (an occupant)', positiveInt)
+    .requiredOption('--body <text>', 'message text')
+    .action((opts: { dialog: string; sender: number; body: string }) =>
+      run(async (s) => {
+        const message = await s.messages.createMessage({ dialogId: opts.dialog, senderId: opts.sender, body: opts.body });
+        return { message: { id: message.id } };
+      }),
+    );
+
+  program
+    .command('messages:list')
+    .description("what a user's history of a dialog shows")
+    .requiredOption('--dialog <dialogId>', 'dialog id')
+    .requiredOption('--as <userId>', 'user id', positiveInt)
+    .action((opts: { dialog: string; as: number }) =>
+      run(async (s) => {
+        const items = await s.messages.history(opts.dialog, opts.as);
+        return { items: items.map((m) => ({ id: m.id, sender_id: m.senderId, body: m.body })) };
+      }),
+    );
+
+  program
+    .command('contacts:upload')
+    .description("upload contacts into a user's address book (global, or --udid's)")
+    .requiredOption('--user <userId>', 'user id', positiveInt)
+    .option('--udid <udid>', 'device id (at most 64 characters)')
+    .option('--force', 'replace the book with exactly these contacts', false)
+    .requiredOption('--contact <name:phone>', 'a contact; repeat for more', contact)
+    .action((opts: { user: number; udid?: string; force: boolean; contact: ContactInput[] }) =>
+      run(async (s, database) => {
+        const user = await database.prisma.user.findUnique({ where: { id: opts.user }, select: { applicationId: true } });
+        if (!user) throw new AppError('BAD_USER_INPUT', `user ${opts.user} does not exist`);
+        const caller = { kind: 'user', applicationId: user.applicationId, userId: opts.user, via: 'session' } as const;
+        return s.addressBook.upload(caller, opts.contact, opts.udid, opts.force);
+      }),
+    );
+
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let action: Action | undefined;
+  const program = buildProgram((a) => {
+    action = a;
+  });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (error) {
+    // Commander has already printed its message (help, usage errors) on stderr.
+    return error instanceof CommanderError && error.exitCode === 0 ? 0 : 2;
+  }
+  if (!action) {
+    process.stderr.write(program.helpInformation());
+    return 2;
+  }
+  const config = loadConfig();
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.PGLITE_DIR,
+    poolMax: 1,
+    migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
+  });
+  try {
+    const result = await action(createServices(database.prisma), database);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    const message = error instanceof AppError || (error as Error).name === 'ConfigError' ? (error as Error).message : String((error as Error).stack ?? error);
+    process.stderr.write(`error: ${message}\n`);
+    process.exit(1);
+  },
+);

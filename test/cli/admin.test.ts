@@ -1,0 +1,118 @@
+// The admin CLI's contract, run as users run it: `npm run -s admin -- ...`,
+// one JSON object on stdout and exit 0, or a message on stderr and non-zero.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../src/app';
+import { openDatabase } from '../../src/db';
+
+const run = promisify(execFile);
+const root = path.resolve(__dirname, '../..');
+const serverUrl = process.env.TEST_RUN_DATABASE_URL;
+// Embedded mode: the CLI's own data folder, opened by each CLI process in turn.
+const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'admin-cli-')), 'db');
+
+afterAll(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }));
+
+async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PGLITE_DIR: dataDir };
+  if (serverUrl) env.DATABASE_URL = serverUrl;
+  else delete env.DATABASE_URL;
+  try {
+    const { stdout, stderr } = await run('npm', ['run', '-s', 'admin', '--', ...args], { cwd: root, env });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+async function json(...args: string[]): Promise<any> {
+  const result = await admin(...args);
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  expect(result.stdout.trim().split('\n')).toHaveLength(1);
+  return JSON.parse(result.stdout);
+}
+
+test('every command of the contract prints one JSON object, and the data works over REST', async () => {
+  const created = await json('app:create', '--name', 'CLI app');
+  expect(created).toEqual({ application: { id: expect.any(Number), name: 'CLI app' }, apiKey: expect.any(String) });
+  const app = String(created.application.id);
+
+  const { user: owner } = await json(
+    'user:create', '--app', app, '--login', 'cli-owner', '--password', 'password123', '--full-name', 'Cli Owner',
+    '--email', 'owner@example.com', '--phone', '+15551110001', '--website', 'https://example.com/owner',
+    '--external-user-id', '555001', '--facebook-id', 'fb1', '--twitter-id', 'tw1', '--user-tags', 'a,b',
+  );
+  expect(Object.keys(owner).sort()).toEqual(
+    ['age_over16', 'allow_sales_activities', 'allow_statistics_analysis', 'blob_id', 'created_at', 'custom_data', 'email',
+      'external_user_id', 'facebook_id', 'full_name', 'id', 'last_request_at', 'login', 'parents_contacts', 'phone',
+      'twitter_id', 'updated_at', 'user_tags', 'website'],
+  );
+  expect(owner).toMatchObject({ login: 'cli-owner', full_name: 'Cli Owner', external_user_id: 555001, user_tags: 'a,b', phone: '+15551110001' });
+  const { user: friend } = await json('user:create', '--app', app, '--login', 'cli-friend', '--password', 'password123', '--phone', '+15551110002');
+
+  const { token } = await json('session:create', '--app', app, '--user', String(owner.id));
+  const { token: appToken } = await json('session:create', '--app', app);
+  expect(token).not.toEqual(appToken);
+
+  const { dialog } = await json('dialog:create', '--app', app, '--owner', String(owner.id), '--occupants', String(friend.id), '--type', '3');
+  expect(dialog).toEqual({ id: expect.stringMatching(/^[0-9a-f]{24}$/), owner_id: owner.id, occupant_ids: [owner.id, friend.id], type: 3 });
+
+  const { message } = await json('message:create', '--dialog', dialog.id, '--sender', String(friend.id), '--body', 'hello');
+  expect(message).toEqual({ id: expect.stringMatching(/^[0-9a-f]{24}$/) });
+  expect(await json('messages:list', '--dialog', dialog.id, '--as', String(owner.id))).toEqual({
+    items: [{ id: message.id, sender_id: friend.id, body: 'hello' }],
+  });
+
+  expect(await json('contacts:upload', '--user', String(owner.id), '--contact', 'Friend:+15551110002', '--contact', 'Nobody:+15559990000')).toEqual({
+    created: 2, updated: 0, deleted: 0,
+  });
+  expect(await json('contacts:upload', '--user', String(owner.id), '--force', '--contact', 'Friend:+15551110002')).toEqual({
+    created: 0, updated: 0, deleted: 1,
+  });
+
+  // The CLI's records are the service's: the same user over REST, the token works.
+  const database = await openDatabase(serverUrl ? { url: serverUrl, migrate: false } : { dataDir });
+  const service = await createApp({ database });
+  try {
+    await service.fastify.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(service.fastify.server.address() as AddressInfo).port}`;
+    const lookup = await fetch(`${base}/users/external/555001.json`, { headers: { 'SVC-Token': token } });
+    const body = (await lookup.json()) as { user: Record<string, unknown> };
+    expect(lookup.status).toBe(200);
+    expect({ ...body.user, last_request_at: null }).toEqual(owner);
+    const matched = await fetch(`${base}/address_book/registered_users.json?compact=1`, { headers: { 'SVC-Token': token } });
+    expect(await matched.json()).toEqual({ items: [{ user: { id: friend.id, phone: '+15551110002' } }] });
+    const deleted = await fetch(`${base}/chat/Message/${message.id}.json`, { method: 'DELETE', headers: { 'SVC-Token': token } });
+    expect(await deleted.json()).toEqual({ SuccessfullyDeleted: { ids: [message.id] }, NotFound: { ids: [] } });
+  } finally {
+    await service.close();
+    await database.close();
+  }
+  expect(await json('messages:list', '--dialog', dialog.id, '--as', String(owner.id))).toEqual({ items: [] });
+  expect((await json('messages:list', '--dialog', dialog.id, '--as', String(friend.id))).items).toHaveLength(1);
+});
+
+test('failures print a message on stderr, nothing on stdout, and exit non-zero', async () => {
+  const usage = await admin('user:create', '--app', 'abc', '--login', 'x', '--password', 'password123');
+  expect(usage.code).toBe(2);
+  expect(usage.stdout).toBe('');
+  expect(usage.stderr).toMatch(/positive integer/);
+
+  const unknown = await admin('no:such-command');
+  expect(unknown.code).toBe(2);
+  expect(unknown.stdout).toBe('');
+
+  const failed = await admin('session:create', '--app', '999999');
+  expect(failed.code).toBe(1);
+  expect(failed.stdout).toBe('');
+  expect(failed.stderr).toMatch(/application 999999 does not exist/);
+
+  const badPhone = await admin('contacts:upload', '--user', '999999', '--contact', 'x:+1555');
+  expect(badPhone.code).toBe(1);
+  expect(badPhone.stderr).toMatch(/does not exist/);
+});
