@@ -106,7 +106,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   fastify.setErrorHandler((error, request, reply) => {
-    const style: ErrorStyle = request.routeOptions.config?.errorStyle ?? 'list';
+    const style: ErrorStyle =
+      request.routeOptions.config?.errorStyle ?? (request.url.startsWith('/graphql') ? 'graphql' : 'list');
     if (isRouteNotFound(error)) return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
     return sendError(reply, fromFastifyError(error), style);
   });

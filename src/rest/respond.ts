@@ -6,13 +6,15 @@
 import type { FastifyReply } from 'fastify';
 import { type AppError, toAppError } from '../errors';
 
-export type ErrorStyle = 'list' | 'object';
+/** 'graphql' is for /graphql itself, whose clients read GraphQL-shaped errors. */
+export type ErrorStyle = 'list' | 'object' | 'graphql';
 
 /** REST names of inputs whose GraphQL name differs. */
 const REST_FIELD_NAMES: Record<string, string> = { externalUserId: 'external_user_id' };
 
 export function errorBody(error: AppError, style: ErrorStyle): unknown {
   if (style === 'list') return { errors: [error.message] };
+  if (style === 'graphql') return { errors: [{ message: error.message, extensions: { code: error.code } }] };
   switch (error.code) {
     case 'UNAUTHENTICATED':
     case 'BAD_REQUEST':
