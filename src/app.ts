@@ -64,6 +64,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   await fastify.register(formbody);
 
+  // Before any plugin registers: child contexts inherit the handlers set by then.
+  fastify.setNotFoundHandler((request, reply) => {
+    const style: ErrorStyle = request.url.startsWith('/users/external/') ? 'object' : 'list';
+    return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
+  });
+
+  fastify.setErrorHandler((error, request, reply) => {
+    const style: ErrorStyle =
+      request.routeOptions.config?.errorStyle ?? (request.url.startsWith('/graphql') ? 'graphql' : 'list');
+    if (isRouteNotFound(error)) return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
+    return sendError(reply, fromFastifyError(error), style);
+  });
+
   const apollo = new ApolloServer<Context>({
     schema,
     // The explorer page is served by the service itself (Apollo's own landing
@@ -98,18 +111,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     return readiness.ready
       ? reply.send({ status: 'ready' })
       : reply.code(503).send({ status: 'unavailable', reason: readiness.reason });
-  });
-
-  fastify.setNotFoundHandler((request, reply) => {
-    const style: ErrorStyle = request.url.startsWith('/users/external/') ? 'object' : 'list';
-    return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
-  });
-
-  fastify.setErrorHandler((error, request, reply) => {
-    const style: ErrorStyle =
-      request.routeOptions.config?.errorStyle ?? (request.url.startsWith('/graphql') ? 'graphql' : 'list');
-    if (isRouteNotFound(error)) return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
-    return sendError(reply, fromFastifyError(error), style);
   });
 
   return {
