@@ -5,7 +5,7 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { GraphQLError } from 'graphql';
 import { createContext, credentialsFromHeaders, type Context } from './context';
 import type { Database } from './db';
@@ -67,13 +67,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Before any plugin registers: child contexts inherit the handlers set by then.
   fastify.setNotFoundHandler((request, reply) => {
     const style: ErrorStyle = request.url.startsWith('/users/external/') ? 'object' : 'list';
-    return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
+    return sendError(reply, noRoute(request), style);
   });
 
   fastify.setErrorHandler((error, request, reply) => {
     const style: ErrorStyle =
       request.routeOptions.config?.errorStyle ?? (request.url.startsWith('/graphql') ? 'graphql' : 'list');
-    if (isRouteNotFound(error)) return sendError(reply, new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`), style);
+    if (isRouteNotFound(error)) return sendError(reply, noRoute(request), style);
     return sendError(reply, fromFastifyError(error), style);
   });
 
@@ -121,6 +121,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
 }
+
+const noRoute = (request: FastifyRequest): AppError =>
+  new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
 
 /** Fastify's own request errors (body parsing, limits) in the service's terms. */
 function fromFastifyError(error: unknown): unknown {
