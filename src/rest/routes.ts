@@ -4,7 +4,7 @@
 // variables) and out (result → the spec's JSON, errors → status and shape).
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { execute, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { execute, GraphQLError, type GraphQLSchema } from 'graphql';
 import {
   RestDeleteMessagesDocument,
   RestRegisteredUsersCompactDocument,
@@ -71,6 +71,8 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
 
   app.post<{ Querystring: Query }>('/address_book.json', { config: { errorStyle: 'list' } }, async (request, reply) => {
     const body = bodyObject(request.body);
+    // GraphQL would take a lone object for a one-item list; JSON clients mean a list.
+    if (!Array.isArray(body.contacts)) throw badInput('contacts', 'contacts must be a list of {name, phone}');
     const { result } = await run(request, RestUploadAddressBookDocument, {
       contacts: body.contacts as never,
       udid: (body.udid ?? null) as string | null,
@@ -86,9 +88,14 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
   });
 }
 
-/** A resolver's AppError as thrown; graphql-js's own errors are variables of the wrong type. */
+/**
+ * A resolver's error as thrown. graphql-js's own errors (which may wrap
+ * further GraphQLErrors) can only be variables of the wrong type here: the
+ * documents are fixed and valid.
+ */
 function fromGraphQLError(error: GraphQLError): AppError {
-  if (error.originalError) return toAppError(error.originalError);
+  const original = error.originalError;
+  if (original && !(original instanceof GraphQLError)) return toAppError(original);
   const variable = /^Variable "\$(\w+)"/.exec(error.message)?.[1];
   return badInput(variable ?? 'base', error.message);
 }

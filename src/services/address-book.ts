@@ -61,6 +61,7 @@ export class AddressBookService {
       if (contact.name.length > validate.LIMITS.contactNameLength) {
         throw badInput(`contacts[${index}].name`, `names are at most ${validate.LIMITS.contactNameLength} characters`);
       }
+      validate.text(contact.name, `contacts[${index}].name`);
       byPhone.set(contact.phone, contact.name);
     });
     const phones = [...byPhone.keys()];

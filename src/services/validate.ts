@@ -16,10 +16,16 @@ export const LIMITS = {
 /** Phones: 10 to 15 digits, an optional leading "+"; compared as exact strings. */
 export const PHONE_PATTERN = /^\+?[0-9]{10,15}$/;
 
+/** PostgreSQL text cannot hold NUL: refuse it up front instead of failing in the database. */
+export function text(value: string, field: string): string {
+  if (value.includes('\u0000')) throw badInput(field, `${field} must not contain NUL characters`);
+  return value;
+}
+
 export function udidContext(udid: string | null | undefined): string {
   if (udid === null || udid === undefined || udid === '') return '';
   if (udid.length > LIMITS.udidLength) throw badInput('udid', `udid must be at most ${LIMITS.udidLength} characters`);
-  return udid;
+  return text(udid, 'udid');
 }
 
 export const EXTERNAL_USER_ID_RULE = `must be an integer between 1 and ${LIMITS.externalUserIdMax}`;
