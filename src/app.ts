@@ -11,6 +11,7 @@ import { createContext, credentialsFromHeaders, type Context } from './context';
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
 import { buildSchema } from './graphql/schema';
+import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
 import { type ErrorStyle, sendError } from './rest/respond';
 import { isRouteNotFound, registerRestRoutes } from './rest/routes';
 import { createServices, type Services } from './services';
@@ -19,6 +20,10 @@ export interface AppOptions {
   database: Database;
   /** Fastify's logger option: false in tests, pino settings in main. */
   logger?: FastifyServerOptions['logger'];
+  /** Serve GET /metrics (default true). */
+  metrics?: boolean;
+  /** Answer introspection queries (default true; off in production). */
+  introspection?: boolean;
 }
 
 export interface App {
@@ -38,6 +43,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const fastify = Fastify({
     logger: options.logger ?? false,
+    // registerObservability logs one line per request instead of fastify's two.
+    disableRequestLogging: true,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -77,11 +84,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     return sendError(reply, fromFastifyError(error), style);
   });
 
+  registerObservability(fastify, { pool: database.pool, metrics: options.metrics ?? true });
+
   const apollo = new ApolloServer<Context>({
     schema,
+    introspection: options.introspection ?? true,
     // The explorer page is served by the service itself (Apollo's own landing
     // pages load from a CDN and show nothing offline).
-    plugins: [fastifyApolloDrainPlugin(fastify), ApolloServerPluginLandingPageDisabled()],
+    plugins: [fastifyApolloDrainPlugin(fastify), ApolloServerPluginLandingPageDisabled(), operationLabelPlugin],
     includeStacktraceInErrorResponses: false,
     formatError(formatted, error) {
       const original = error instanceof GraphQLError ? error.originalError : error;
@@ -100,7 +110,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   await apollo.start();
   await fastify.register(fastifyApollo(apollo), {
     path: '/graphql',
-    context: async (request) => createContext(services, credentialsFromHeaders(request.headers), request.id),
+    context: async (request) =>
+      linkContext(createContext(services, credentialsFromHeaders(request.headers), request.id), request),
   });
 
   registerRestRoutes(fastify, schema, services);

@@ -24,9 +24,18 @@ const schema = z.object({
   /** Seed the demo data set into a fresh embedded database and print curl commands. */
   DEMO_SEED: flag.default(true),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The GraphQL explorer page (default: on, off when NODE_ENV=production). */
+  GRAPHQL_EXPLORER: flag.optional(),
+  /** GraphQL introspection (default: on, off when NODE_ENV=production). */
+  GRAPHQL_INTROSPECTION: flag.optional(),
+  /** GET /metrics in Prometheus text format. */
+  METRICS_ENABLED: flag.default(true),
 });
 
-export type Config = z.infer<typeof schema>;
+type Parsed = z.infer<typeof schema>;
+
+/** The configuration, with defaults that depend on NODE_ENV resolved. */
+export type Config = Parsed & { GRAPHQL_EXPLORER: boolean; GRAPHQL_INTROSPECTION: boolean };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -40,5 +49,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  const production = parsed.data.NODE_ENV === 'production';
+  return {
+    ...parsed.data,
+    GRAPHQL_EXPLORER: parsed.data.GRAPHQL_EXPLORER ?? !production,
+    GRAPHQL_INTROSPECTION: parsed.data.GRAPHQL_INTROSPECTION ?? !production,
+  };
 }

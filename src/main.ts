@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   });
   const app = await createApp({
     database,
+    introspection: config.GRAPHQL_INTROSPECTION,
+    metrics: config.METRICS_ENABLED,
     logger: {
       level: config.LOG_LEVEL,
       redact: ['req.headers.authorization', 'req.headers["svc-token"]'],

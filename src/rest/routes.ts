@@ -4,7 +4,7 @@
 // variables) and out (result → the spec's JSON, errors → status and shape).
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { execute, GraphQLError, type GraphQLSchema } from 'graphql';
+import { type DocumentNode, execute, GraphQLError, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import {
   RestDeleteMessagesDocument,
   RestRegisteredUsersCompactDocument,
@@ -14,6 +14,7 @@ import {
 } from '../__generated__/graphql';
 import { createContext, credentialsFromHeaders, type Context } from '../context';
 import { AppError, MESSAGES, badInput, toAppError } from '../errors';
+import { operationLabel } from '../http/observability';
 import type { Services } from '../services';
 import { EXTERNAL_USER_ID_RULE, LIMITS } from '../services/validate';
 import type { ErrorStyle } from './respond';
@@ -34,6 +35,7 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
     document: TypedDocumentNode<TData, TVariables>,
     variables: TVariables,
   ): Promise<TData> {
+    request.operation = labelOf(document);
     const context: Context = createContext(services, credentialsFromHeaders(request.headers), request.id);
     const result = await execute({ schema, document, variableValues: variables as Record<string, unknown>, contextValue: context });
     if (result.errors?.length) throw fromGraphQLError(result.errors[0]!);
@@ -86,6 +88,19 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
     const { user } = await run(request, RestUserByExternalIdDocument, { externalUserId });
     return reply.send({ user });
   });
+}
+
+const labels = new WeakMap<object, string>();
+
+/** The operation a REST route runs, labelled as /graphql requests are (computed once per document). */
+function labelOf(document: DocumentNode): string {
+  let label = labels.get(document);
+  if (label === undefined) {
+    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
+    label = operation ? operationLabel(operation) : '';
+    labels.set(document, label);
+  }
+  return label;
 }
 
 /**

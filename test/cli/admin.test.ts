@@ -37,6 +37,10 @@ async function json(...args: string[]): Promise<any> {
   return JSON.parse(result.stdout);
 }
 
+// Each CLI run is a process that loads the Prisma client (and, embedded, PGlite):
+// seconds apiece, so these tests get minutes, not the default minute.
+jest.setTimeout(300_000);
+
 test('every command of the contract prints one JSON object, and the data works over REST', async () => {
   const created = await json('app:create', '--name', 'CLI app');
   expect(created).toEqual({ application: { id: expect.any(Number), name: 'CLI app' }, apiKey: expect.any(String) });

@@ -1,0 +1,108 @@
+// One log line and one latency sample per request, labelled by route and, for
+// GraphQL, by operation; Prometheus metrics at GET /metrics.
+//
+// Labels stay bounded: routes are route patterns ("unmatched" for unknown
+// paths) and GraphQL operations are labelled by their type and root fields
+// (taken from the schema), never by client-chosen operation names.
+import type { ApolloServerPlugin } from '@apollo/server';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { OperationDefinitionNode } from 'graphql';
+import type { Pool } from 'pg';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Context } from '../context';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The GraphQL operation a request ran, e.g. "query userByExternalId". */
+    operation?: string;
+  }
+}
+
+/**
+ * The fastify request of each GraphQL context, so that Apollo can label it.
+ * A property rather than a WeakMap entry: Apollo hands plugins a shallow copy
+ * of the context, which keeps own properties but not identity.
+ */
+const REQUEST = Symbol('fastify request');
+type Linked = Context & { [REQUEST]?: FastifyRequest };
+
+export function linkContext(context: Context, request: FastifyRequest): Context {
+  (context as Linked)[REQUEST] = request;
+  return context;
+}
+
+export function operationLabel(operation: OperationDefinitionNode): string {
+  const fields = operation.selectionSet.selections
+    .map((selection) => (selection.kind === 'Field' ? selection.name.value : '…'))
+    .sort();
+  const shown = fields.length > 3 ? [...fields.slice(0, 3), '…'] : fields;
+  return `${operation.operation} ${shown.join(',')}`;
+}
+
+export const operationLabelPlugin: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ operation, contextValue }) {
+        const request = (contextValue as Linked)[REQUEST];
+        if (request && operation) request.operation = operationLabel(operation);
+      },
+    };
+  },
+};
+
+export interface ObservabilityOptions {
+  pool: Pool;
+  metrics: boolean;
+}
+
+export function registerObservability(fastify: FastifyInstance, options: ObservabilityOptions): Registry {
+  const registry = new Registry();
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route, GraphQL operation and status (its _count is the request count)',
+    labelNames: ['method', 'route', 'operation', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const { pool } = options;
+  new Gauge({
+    name: 'db_pool_connections',
+    help: 'Database pool connections by state (total, idle, waiting clients, max)',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      this.set({ state: 'total' }, pool.totalCount);
+      this.set({ state: 'idle' }, pool.idleCount);
+      this.set({ state: 'waiting' }, pool.waitingCount);
+      this.set({ state: 'max' }, pool.options.max ?? 10);
+    },
+  });
+  collectDefaultMetrics({ register: registry });
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    const durationMs = reply.elapsedTime;
+    duration.observe(
+      { method: request.method, route, operation: request.operation ?? '', status: String(reply.statusCode) },
+      durationMs / 1000,
+    );
+    // Deliberately no headers, query values or bodies: they carry credentials.
+    request.log.info(
+      {
+        method: request.method,
+        route,
+        ...(request.operation ? { operation: request.operation } : {}),
+        status: reply.statusCode,
+        durationMs: Math.round(durationMs * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  if (options.metrics) {
+    fastify.get('/metrics', async (_request, reply) =>
+      reply.header('content-type', registry.contentType).send(await registry.metrics()),
+    );
+  }
+  return registry;
+}
