@@ -2,44 +2,12 @@
 // phone matching within the caller's application and book (global or per
 // device), the compact form, upload counts, forced replacement, and the
 // validation and credential errors of both paths.
-import { startService, type HttpResult, type RequestOptions, type TestService } from '../support/service';
-import { seedTenant, type Tenant } from '../support/seed';
-
-const USER_FIELDS = [
-  'id',
-  'full_name',
-  'email',
-  'login',
-  'phone',
-  'website',
-  'created_at',
-  'updated_at',
-  'last_request_at',
-  'external_user_id',
-  'facebook_id',
-  'twitter_id',
-  'blob_id',
-  'custom_data',
-  'age_over16',
-  'allow_statistics_analysis',
-  'allow_sales_activities',
-  'parents_contacts',
-  'user_tags',
-].sort();
+import { bookOf, type Contact, contactCount, MEMBER_PHONE, OUTSIDER_PHONE, OWNER_PHONE, STRANGER_PHONE } from '../support/address-book';
+import { USER_FIELDS } from '../support/records';
+import { startService, type HttpResult, type TestService } from '../support/service';
+import { seedTenant } from '../support/seed';
 
 const PHONE_RULE = (index: number) => `contacts[${index}].phone must be 10 to 15 digits with an optional leading "+"`;
-
-/** The seeded users' phones: owner, member, outsider (the same in every tenant). */
-const OWNER_PHONE = '+10000000101';
-const MEMBER_PHONE = '+10000000102';
-const OUTSIDER_PHONE = '+10000000103';
-/** A valid phone that no seeded user has. */
-const STRANGER_PHONE = '+19999999999';
-
-interface Contact {
-  name: string;
-  phone: string;
-}
 
 let service: TestService;
 beforeAll(async () => {
@@ -49,30 +17,14 @@ afterAll(async () => {
   await service.close();
 });
 
-/** Every call of this file: whatever the request, the service never answers 5xx. */
-async function call(method: string, path: string, options?: RequestOptions): Promise<HttpResult> {
-  const res = await service.rest(method, path, options);
-  expect(res.status).toBeLessThan(500);
-  return res;
-}
-
 const upload = (headers: Record<string, string>, body: unknown) =>
-  call('POST', '/address_book.json', { headers, body });
+  service.call('POST', '/address_book.json', { headers, body });
 
 const registered = (headers: Record<string, string>, query = '') =>
-  call('GET', `/address_book/registered_users.json${query}`, { headers });
+  service.call('GET', `/address_book/registered_users.json${query}`, { headers });
 
 /** Ids of the users in a registered-users response, in response order. */
 const ids = (res: HttpResult): number[] => res.body.items.map((item: { user: { id: number } }) => item.user.id);
-
-/** The stored book of a user (global when udid is ""), ordered by phone. */
-async function bookOf(userId: number, udid = ''): Promise<Contact[]> {
-  const rows = await service.db.prisma.contact.findMany({ where: { userId, udid }, orderBy: { phone: 'asc' } });
-  return rows.map(({ name, phone }) => ({ name, phone }));
-}
-
-const contactCount = (t: Tenant) =>
-  service.db.prisma.contact.count({ where: { user: { applicationId: t.applicationId } } });
 
 const byPhone = (contacts: Contact[]) => [...contacts].sort((a, b) => a.phone.localeCompare(b.phone));
 
@@ -97,7 +49,7 @@ describe('registered users of the address book', () => {
       expect(Object.keys(item.user).sort()).toEqual(USER_FIELDS);
     }
     // The same record as the external-id lookup returns.
-    const lookup = await call('GET', '/users/external/102.json', { headers: t.as.apiKey });
+    const lookup = await service.call('GET', '/users/external/102.json', { headers: t.as.apiKey });
     expect(res.body.items[0].user).toEqual(lookup.body.user);
     expect(res.body.items[1].user).toMatchObject({ login: 'outsider', phone: OUTSIDER_PHONE, external_user_id: 103 });
   });
@@ -229,7 +181,7 @@ describe('registered users of the address book', () => {
     expect(force1.status).toBe(200);
     expect(force0.body).toEqual(plain.body);
     expect(force1.body).toEqual(plain.body);
-    expect(await bookOf(t.owner.id)).toHaveLength(2);
+    expect(await bookOf(service, t.owner.id)).toHaveLength(2);
   });
 
   test.each(['2', 'yes'])('force=%s on the read is rejected with 422', async (value) => {
@@ -297,8 +249,8 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.owner, { contacts });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ created: 3, updated: 0, deleted: 0 });
-    expect(await bookOf(t.owner.id)).toEqual(byPhone(contacts));
-    expect(await contactCount(t)).toBe(3);
+    expect(await bookOf(service, t.owner.id)).toEqual(byPhone(contacts));
+    expect(await contactCount(service, t)).toBe(3);
   });
 
   test('re-uploading a phone with a new name updates it, and with the same name changes nothing', async () => {
@@ -308,7 +260,7 @@ describe('uploading an address book', () => {
     const renamed = await upload(t.as.owner, { contacts: [{ name: 'Member Renamed', phone: MEMBER_PHONE }] });
     expect(renamed.status).toBe(200);
     expect(renamed.body).toEqual({ created: 0, updated: 1, deleted: 0 });
-    expect(await bookOf(t.owner.id)).toEqual([
+    expect(await bookOf(service, t.owner.id)).toEqual([
       { name: 'Member Renamed', phone: MEMBER_PHONE },
       { name: 'Outsider', phone: OUTSIDER_PHONE },
     ]);
@@ -324,7 +276,7 @@ describe('uploading an address book', () => {
       ],
     });
     expect(mixed.body).toEqual({ created: 1, updated: 1, deleted: 0 });
-    expect(await contactCount(t)).toBe(3);
+    expect(await contactCount(service, t)).toBe(3);
   });
 
   test('force=1 with a smaller list deletes the missing contacts and leaves exactly the new list', async () => {
@@ -343,12 +295,12 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.owner, { force: 1, contacts: next });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ created: 1, updated: 1, deleted: 2 });
-    expect(await bookOf(t.owner.id)).toEqual(byPhone(next));
+    expect(await bookOf(service, t.owner.id)).toEqual(byPhone(next));
     expect(ids(await registered(t.as.owner))).toEqual([t.owner.id, t.member.id]);
 
     const emptied = await upload(t.as.owner, { force: 1, contacts: [] });
     expect(emptied.body).toEqual({ created: 0, updated: 0, deleted: 2 });
-    expect(await bookOf(t.owner.id)).toEqual([]);
+    expect(await bookOf(service, t.owner.id)).toEqual([]);
   });
 
   test('without force, or with force=0, an upload never deletes contacts', async () => {
@@ -365,7 +317,7 @@ describe('uploading an address book', () => {
     const force0 = await upload(t.as.owner, { force: 0, contacts: [] });
     expect(force0.status).toBe(200);
     expect(force0.body).toEqual({ created: 0, updated: 0, deleted: 0 });
-    expect(await bookOf(t.owner.id)).toEqual(byPhone(all));
+    expect(await bookOf(service, t.owner.id)).toEqual(byPhone(all));
   });
 
   test('a phone listed twice in one upload counts once and keeps its last name', async () => {
@@ -378,7 +330,7 @@ describe('uploading an address book', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ created: 1, updated: 0, deleted: 0 });
-    expect(await bookOf(t.owner.id)).toEqual([{ name: 'Second', phone: MEMBER_PHONE }]);
+    expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Second', phone: MEMBER_PHONE }]);
   });
 
   test.each(['123', 'abc', '+1234567890123456', '0049 151 1234567', ''])(
@@ -393,7 +345,7 @@ describe('uploading an address book', () => {
       });
       expect(res.status).toBe(422);
       expect(res.body).toEqual({ errors: [PHONE_RULE(1)] });
-      expect(await contactCount(t)).toBe(0);
+      expect(await contactCount(service, t)).toBe(0);
     },
   );
 
@@ -407,7 +359,7 @@ describe('uploading an address book', () => {
     });
     expect(tooLong.status).toBe(422);
     expect(tooLong.body).toEqual({ errors: ['names are at most 255 characters'] });
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
 
     const longest = await upload(t.as.owner, { contacts: [{ name: 'n'.repeat(255), phone: OUTSIDER_PHONE }] });
     expect(longest.body).toEqual({ created: 1, updated: 0, deleted: 0 });
@@ -419,7 +371,7 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.owner, { force: 1, contacts: [{ name: 'Broken', phone: 'abc' }] });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ errors: [PHONE_RULE(0)] });
-    expect(await contactCount(t)).toBe(2);
+    expect(await contactCount(service, t)).toBe(2);
   });
 
   // graphql-js reports a variable of the wrong type as a GraphQLError wrapping
@@ -431,7 +383,7 @@ describe('uploading an address book', () => {
       expect([contacts, res.status]).toEqual([contacts, 422]);
       expect(res.body.errors).toEqual([expect.any(String)]);
     }
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test('a body without contacts is rejected with 422', async () => {
@@ -441,7 +393,7 @@ describe('uploading an address book', () => {
       expect(res.status).toBe(422);
       expect(res.body.errors).toEqual([expect.any(String)]);
     }
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test('a contact without a phone is rejected with 422 and nothing is stored', async () => {
@@ -452,7 +404,7 @@ describe('uploading an address book', () => {
     });
     expect(res.status).toBe(422);
     expect(res.body.errors).toEqual([expect.any(String)]);
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   // GraphQL input coercion would turn a single object into a one-element list.
@@ -463,7 +415,7 @@ describe('uploading an address book', () => {
       body: { contacts: { name: 'Member', phone: MEMBER_PHONE } },
     });
     expect(res.status).toBe(422);
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   // PostgreSQL text cannot hold NUL ("invalid byte sequence for encoding UTF8:
@@ -483,7 +435,7 @@ describe('uploading an address book', () => {
       const res = await service.rest('POST', '/address_book.json', { headers: t.as.owner, body });
       expect(res.status).toBe(422);
     }
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test('a body that is not a JSON object is rejected with 400', async () => {
@@ -491,18 +443,18 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }]);
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.stringMatching(/^Malformed request body/)]);
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test('malformed JSON is rejected with 400 "Malformed request body: invalid JSON"', async () => {
     const t = await seedTenant(service.app.services);
-    const res = await call('POST', '/address_book.json', {
+    const res = await service.call('POST', '/address_book.json', {
       headers: { ...t.as.owner, 'content-type': 'application/json' },
       raw: `{"contacts": [{"name": "Member", "phone": "${MEMBER_PHONE}"}`,
     });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ errors: ['Malformed request body: invalid JSON'] });
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test('10,001 contacts are rejected with 422 and 10,000 are accepted', async () => {
@@ -511,12 +463,12 @@ describe('uploading an address book', () => {
     const tooMany = await upload(t.as.owner, { contacts: many(10_001) });
     expect(tooMany.status).toBe(422);
     expect(tooMany.body).toEqual({ errors: ['at most 10000 contacts per upload'] });
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
 
     const most = await upload(t.as.owner, { contacts: many(10_000) });
     expect(most.status).toBe(200);
     expect(most.body).toEqual({ created: 10_000, updated: 0, deleted: 0 });
-    expect(await contactCount(t)).toBe(10_000);
+    expect(await contactCount(service, t)).toBe(10_000);
   });
 
   test('device books and the global book are independent, also under force', async () => {
@@ -540,17 +492,17 @@ describe('uploading an address book', () => {
 
     // Forcing B or the global book to empty touches neither A nor the other.
     expect((await upload(t.as.owner, { udid: 'B', force: 1, contacts: [] })).body).toEqual({ created: 0, updated: 0, deleted: 1 });
-    expect(await bookOf(t.owner.id, 'A')).toEqual(bookA);
-    expect(await bookOf(t.owner.id, '')).toEqual([{ name: 'Global', phone: STRANGER_PHONE }]);
+    expect(await bookOf(service, t.owner.id, 'A')).toEqual(bookA);
+    expect(await bookOf(service, t.owner.id, '')).toEqual([{ name: 'Global', phone: STRANGER_PHONE }]);
     expect((await upload(t.as.owner, { force: 1, contacts: [] })).body).toEqual({ created: 0, updated: 0, deleted: 1 });
-    expect(await bookOf(t.owner.id, 'A')).toEqual(bookA);
-    expect(await contactCount(t)).toBe(2);
+    expect(await bookOf(service, t.owner.id, 'A')).toEqual(bookA);
+    expect(await contactCount(service, t)).toBe(2);
   });
 
   test('an empty udid in the upload means the global book', async () => {
     const t = await seedTenant(service.app.services);
     await upload(t.as.owner, { udid: '', contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
-    expect(await bookOf(t.owner.id, '')).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
+    expect(await bookOf(service, t.owner.id, '')).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
     expect(ids(await registered(t.as.owner))).toEqual([t.member.id]);
   });
 
@@ -559,8 +511,8 @@ describe('uploading an address book', () => {
     await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     const res = await upload(t.as.member, { force: 1, contacts: [{ name: 'Owner', phone: OWNER_PHONE }] });
     expect(res.body).toEqual({ created: 1, updated: 0, deleted: 0 });
-    expect(await bookOf(t.owner.id)).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
-    expect(await bookOf(t.member.id)).toEqual([{ name: 'Owner', phone: OWNER_PHONE }]);
+    expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
+    expect(await bookOf(service, t.member.id)).toEqual([{ name: 'Owner', phone: OWNER_PHONE }]);
   });
 
   test('a udid of 65 characters is rejected with 422 and nothing is stored', async () => {
@@ -568,7 +520,7 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.owner, { udid: 'u'.repeat(65), contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ errors: ['udid must be at most 64 characters'] });
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test.each([2, 'yes', true])('force %p in the body is rejected with 422 and nothing changes', async (force) => {
@@ -577,7 +529,7 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.owner, { force, contacts: [] });
     expect(res.status).toBe(422);
     expect(res.body).toEqual({ errors: ['force must be 0 or 1'] });
-    expect(await contactCount(t)).toBe(1);
+    expect(await contactCount(service, t)).toBe(1);
   });
 
   test('an application token or an API key without On-Behalf-Of may not upload', async () => {
@@ -590,7 +542,7 @@ describe('uploading an address book', () => {
     const none = await upload({}, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ errors: ['Token is required: send SVC-Token or Authorization: ApiKey <key>'] });
-    expect(await contactCount(t)).toBe(0);
+    expect(await contactCount(service, t)).toBe(0);
   });
 
   test('an API key with On-Behalf-Of uploads into that user’s book', async () => {
@@ -598,8 +550,8 @@ describe('uploading an address book', () => {
     const res = await upload(t.as.onBehalfOf(t.member.id), { contacts: [{ name: 'Outsider', phone: OUTSIDER_PHONE }] });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ created: 1, updated: 0, deleted: 0 });
-    expect(await bookOf(t.member.id)).toEqual([{ name: 'Outsider', phone: OUTSIDER_PHONE }]);
-    expect(await bookOf(t.owner.id)).toEqual([]);
+    expect(await bookOf(service, t.member.id)).toEqual([{ name: 'Outsider', phone: OUTSIDER_PHONE }]);
+    expect(await bookOf(service, t.owner.id)).toEqual([]);
     expect(ids(await registered(t.as.member))).toEqual([t.outsider.id]);
   });
 });

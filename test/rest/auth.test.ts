@@ -2,7 +2,7 @@
 // expiry, last_request_at, expired and unknown sessions, malformed or
 // conflicting credential headers, On-Behalf-Of, and never a 5xx.
 import { hashSecret } from '../../src/services/secrets';
-import { startService, type HttpResult, type RequestOptions, type TestService } from '../support/service';
+import { type RequestOptions, startService, type TestService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
 const TWO_HOURS_MS = 2 * 60 * 60 * 1000;
@@ -24,18 +24,12 @@ afterAll(async () => {
   await service.close();
 });
 
-async function call(method: string, path: string, options?: RequestOptions): Promise<HttpResult> {
-  const res = await service.rest(method, path, options);
-  expect(res.status).toBeLessThan(500);
-  return res;
-}
-
 /** The object-shaped errors of the user lookup. */
 const lookup = (externalId: number, headers: Record<string, string>) =>
-  call('GET', `/users/external/${externalId}.json`, { headers });
+  service.call('GET', `/users/external/${externalId}.json`, { headers });
 /** The list-shaped errors of the address book. */
 const registered = (headers: Record<string, string>) =>
-  call('GET', '/address_book/registered_users.json', { headers });
+  service.call('GET', '/address_book/registered_users.json', { headers });
 
 const sessionOf = (token: string) =>
   service.db.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(token) } });

@@ -2,7 +2,8 @@
 // its credentials, id handling, the force flag and the limits, checked
 // against what the database holds after each call.
 import { type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
-import { historyIds, seedTenant, type Tenant } from '../support/seed';
+import { deletedForEveryone, expectUntouched, hides, history, memberDialog, sorted, UNKNOWN, unknownIds } from '../support/messages';
+import { seedTenant } from '../support/seed';
 
 let service: TestService;
 beforeAll(async () => {
@@ -12,9 +13,6 @@ afterAll(async () => {
   await service.close();
 });
 
-/** Well-formed (24 lower-case hex) but names no message. */
-const UNKNOWN = 'ffffffffffffffffffffffff';
-
 interface DeleteOptions extends Omit<RequestOptions, 'headers'> {
   /** Query string, without the "?". */
   query?: string;
@@ -23,13 +21,9 @@ interface DeleteOptions extends Omit<RequestOptions, 'headers'> {
 async function del(ids: readonly string[], headers: Record<string, string>, options: DeleteOptions = {}): Promise<HttpResult> {
   const { query, ...rest } = options;
   const path = `/chat/Message/${ids.join(',')}.json${query === undefined ? '' : `?${query}`}`;
-  const res = await service.rest('DELETE', path, { ...rest, headers });
   // No request a client can make is a server error.
-  expect(res.status).toBeLessThan(500);
-  return res;
+  return service.call('DELETE', path, { ...rest, headers });
 }
-
-const sorted = (ids: readonly string[]): string[] => [...ids].sort();
 
 /** The body with its id arrays sorted (their order is not specified). */
 function normalized(body: any): unknown {
@@ -54,40 +48,6 @@ function expectError(res: HttpResult, status: number, message?: string): void {
   if (message !== undefined) expect(res.body.errors).toEqual([message]);
 }
 
-const history = (dialogId: string, userId: number) => historyIds(service.app.services, dialogId, userId).then(sorted);
-
-/** Ids among `ids` that are deleted for everyone (deletedAt set). */
-async function deletedForEveryone(ids: readonly string[]): Promise<string[]> {
-  const rows = await service.db.prisma.message.findMany({
-    where: { id: { in: [...ids] }, deletedAt: { not: null } },
-    select: { id: true },
-  });
-  return sorted(rows.map((r) => r.id));
-}
-
-/** "messageId:userId" for every hide of `ids`. */
-async function hides(ids: readonly string[]): Promise<string[]> {
-  const rows = await service.db.prisma.messageHide.findMany({ where: { messageId: { in: [...ids] } } });
-  return rows.map((r) => `${r.messageId}:${r.userId}`).sort();
-}
-
-/** Nothing deleted and nothing hidden: every occupant still sees every message. */
-async function expectUntouched(t: Tenant, extraIds: readonly string[] = []): Promise<void> {
-  expect(await history(t.dialogId, t.owner.id)).toEqual(sorted(t.messageIds));
-  expect(await history(t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
-  const all = [...t.messageIds, ...extraIds];
-  expect(await deletedForEveryone(all)).toEqual([]);
-  expect(await hides(all)).toEqual([]);
-}
-
-/** A second dialog of the tenant, owned by the member (the tenant's owner is an occupant), with one message. */
-async function memberDialog(t: Tenant): Promise<{ dialogId: string; messageId: string }> {
-  const services = service.app.services;
-  const dialog = await services.messages.createDialog({ applicationId: t.applicationId, ownerId: t.member.id, occupantIds: [t.owner.id] });
-  const message = await services.messages.createMessage({ dialogId: dialog.id, senderId: t.member.id, body: 'member owns this' });
-  return { dialogId: dialog.id, messageId: message.id };
-}
-
 const seed = () => seedTenant(service.app.services);
 
 describe('rule 1: a user session without force hides messages from the caller only', () => {
@@ -95,27 +55,27 @@ describe('rule 1: a user session without force hides messages from the caller on
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0], t.as.owner), [m0], []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([]);
-    expect(await hides(t.messageIds)).toEqual([`${m0}:${t.owner.id}`]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([]);
+    expect(await hides(service, t.messageIds)).toEqual([`${m0}:${t.owner.id}`]);
   });
 
   test('a member who does not own the dialog hides messages from their own history only', async () => {
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0, m2], t.as.member), [m0, m2], []);
-    expect(await history(t.dialogId, t.member.id)).toEqual([m1]);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted(t.messageIds));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual([m1]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted(t.messageIds));
     const message = await service.db.prisma.message.findUnique({ where: { id: m0 } });
     expect(message?.deletedAt).toBeNull();
-    expect(await hides(t.messageIds)).toEqual(sorted([`${m0}:${t.member.id}`, `${m2}:${t.member.id}`]));
+    expect(await hides(service, t.messageIds)).toEqual(sorted([`${m0}:${t.member.id}`, `${m2}:${t.member.id}`]));
   });
 
   test('a user of the application outside the dialog gets every id back as not found and nothing changes', async () => {
     const t = await seed();
     expectResult(await del(t.messageIds, t.as.outsider), [], t.messageIds);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('both occupants can hide the same message, each from their own history', async () => {
@@ -123,9 +83,9 @@ describe('rule 1: a user session without force hides messages from the caller on
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0], t.as.member), [m0], []);
     expectResult(await del([m0], t.as.owner), [m0], []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted([m1, m2]));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted([m1, m2]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([]);
   });
 });
 
@@ -134,44 +94,44 @@ describe('rule 2: a user session with force=1 deletes for everyone, and only the
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0, m1], t.as.owner, { body: { force: 1 } }), [m0, m1], []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual([m2]);
-    expect(await history(t.dialogId, t.member.id)).toEqual([m2]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual([m2]);
+    expect(await history(service, t.dialogId, t.member.id)).toEqual([m2]);
     const message = await service.db.prisma.message.findUnique({ where: { id: m0 } });
     expect(message?.deletedAt).toBeInstanceOf(Date);
-    expect(await deletedForEveryone(t.messageIds)).toEqual(sorted([m0, m1]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual(sorted([m0, m1]));
   });
 
   test('a member who does not own the dialog gets 403 WrongPermissions with force=1 and nothing changes', async () => {
     const t = await seed();
     const res = await del(t.messageIds, t.as.member, { body: { force: 1 } });
     expectError(res, 403, 'WrongPermissions');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('a user of the application outside the dialog gets 403 WrongPermissions with force=1, as a non-owner, and nothing changes', async () => {
     const t = await seed();
     expectError(await del(t.messageIds, t.as.outsider, { body: { force: 1 } }), 403, 'WrongPermissions');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('force=1 over messages of a dialog the caller owns and of one they do not is refused as a whole', async () => {
     const t = await seed();
-    const own = await memberDialog(t);
+    const own = await memberDialog(service, t);
     const res = await del([own.messageId, t.messageIds[0]!], t.as.member, { body: { force: 1 } });
     expectError(res, 403, 'WrongPermissions');
-    await expectUntouched(t, [own.messageId]);
-    expect(await history(own.dialogId, t.member.id)).toEqual([own.messageId]);
-    expect(await history(own.dialogId, t.owner.id)).toEqual([own.messageId]);
+    await expectUntouched(service, t, [own.messageId]);
+    expect(await history(service, own.dialogId, t.member.id)).toEqual([own.messageId]);
+    expect(await history(service, own.dialogId, t.owner.id)).toEqual([own.messageId]);
   });
 
   test('a member who owns another dialog deletes its messages for everyone with force=1', async () => {
     const t = await seed();
-    const own = await memberDialog(t);
+    const own = await memberDialog(service, t);
     expectResult(await del([own.messageId], t.as.member, { body: { force: 1 } }), [own.messageId], []);
-    expect(await history(own.dialogId, t.member.id)).toEqual([]);
-    expect(await history(own.dialogId, t.owner.id)).toEqual([]);
-    expect(await deletedForEveryone([own.messageId])).toEqual([own.messageId]);
-    await expectUntouched(t);
+    expect(await history(service, own.dialogId, t.member.id)).toEqual([]);
+    expect(await history(service, own.dialogId, t.owner.id)).toEqual([]);
+    expect(await deletedForEveryone(service, [own.messageId])).toEqual([own.messageId]);
+    await expectUntouched(service, t);
   });
 
   test('the owner with force=1 deletes for everyone a message the member had already hidden', async () => {
@@ -179,9 +139,9 @@ describe('rule 2: a user session with force=1 deletes for everyone, and only the
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0], t.as.member), [m0], []);
     expectResult(await del([m0], t.as.owner, { body: { force: 1 } }), [m0], []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted([m1, m2]));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([m0]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted([m1, m2]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([m0]);
   });
 });
 
@@ -190,26 +150,26 @@ describe('rule 3: an API key without On-Behalf-Of deletes for everyone within it
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m1], t.as.apiKey), [m1], []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted([m0, m2]));
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted([m0, m2]));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([m1]);
-    expect(await hides(t.messageIds)).toEqual([]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted([m0, m2]));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted([m0, m2]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([m1]);
+    expect(await hides(service, t.messageIds)).toEqual([]);
   });
 
   test('an API key with force=1 gives the same result as without', async () => {
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m1], t.as.apiKey, { body: { force: 1 } }), [m1], []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted([m0, m2]));
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted([m0, m2]));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([m1]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted([m0, m2]));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted([m0, m2]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([m1]);
   });
 
   test('an API key with force=0 still deletes for everyone', async () => {
     const t = await seed();
     expectResult(await del(t.messageIds, t.as.apiKey, { body: { force: 0 } }), t.messageIds, []);
-    expect(await history(t.dialogId, t.owner.id)).toEqual([]);
-    expect(await history(t.dialogId, t.member.id)).toEqual([]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual([]);
+    expect(await history(service, t.dialogId, t.member.id)).toEqual([]);
   });
 
   test("an API key gets 403 WrongPermissions for another application's messages and nothing is deleted in either", async () => {
@@ -217,8 +177,8 @@ describe('rule 3: an API key without On-Behalf-Of deletes for everyone within it
     const other = await seed();
     const res = await del(other.messageIds, t.as.apiKey);
     expectError(res, 403, 'WrongPermissions');
-    await expectUntouched(other);
-    await expectUntouched(t);
+    await expectUntouched(service, other);
+    await expectUntouched(service, t);
   });
 
   test("an API key request mixing its own and another application's messages deletes nothing", async () => {
@@ -226,8 +186,8 @@ describe('rule 3: an API key without On-Behalf-Of deletes for everyone within it
     const other = await seed();
     const res = await del([t.messageIds[0]!, other.messageIds[0]!, t.messageIds[1]!], t.as.apiKey, { body: { force: 1 } });
     expectError(res, 403, 'WrongPermissions');
-    await expectUntouched(t);
-    await expectUntouched(other);
+    await expectUntouched(service, t);
+    await expectUntouched(service, other);
   });
 });
 
@@ -236,30 +196,30 @@ describe('rule 4: an API key with On-Behalf-Of acts as that user', () => {
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0, m1], t.as.onBehalfOf(t.member.id)), [m0, m1], []);
-    expect(await history(t.dialogId, t.member.id)).toEqual([m2]);
-    expect(await history(t.dialogId, t.owner.id)).toEqual(sorted(t.messageIds));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([]);
-    expect(await hides(t.messageIds)).toEqual(sorted([`${m0}:${t.member.id}`, `${m1}:${t.member.id}`]));
+    expect(await history(service, t.dialogId, t.member.id)).toEqual([m2]);
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted(t.messageIds));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([]);
+    expect(await hides(service, t.messageIds)).toEqual(sorted([`${m0}:${t.member.id}`, `${m1}:${t.member.id}`]));
   });
 
   test('On-Behalf-Of a user outside the dialog gets the ids back as not found and nothing changes', async () => {
     const t = await seed();
     expectResult(await del(t.messageIds, t.as.onBehalfOf(t.outsider.id)), [], t.messageIds);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('On-Behalf-Of the owner with force=1 deletes for everyone', async () => {
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m2], t.as.onBehalfOf(t.owner.id), { body: { force: 1 } }), [m2], []);
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted([m0, m1]));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([m2]);
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted([m0, m1]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([m2]);
   });
 
   test('On-Behalf-Of a member who does not own the dialog with force=1 gets 403 WrongPermissions and nothing changes', async () => {
     const t = await seed();
     expectError(await del(t.messageIds, t.as.onBehalfOf(t.member.id), { body: { force: 1 } }), 403, 'WrongPermissions');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('On-Behalf-Of naming a user of another application gets 403 and nothing changes', async () => {
@@ -267,7 +227,7 @@ describe('rule 4: an API key with On-Behalf-Of acts as that user', () => {
     const other = await seed();
     const res = await del(t.messageIds, t.as.onBehalfOf(other.member.id));
     expectError(res, 403, 'On-Behalf-Of does not name a user of this application');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test.each(['abc', '0', '-1', '1.5', '1e3', ' 1', '99999999999'])(
@@ -276,7 +236,7 @@ describe('rule 4: an API key with On-Behalf-Of acts as that user', () => {
       const t = await seed();
       const res = await del(t.messageIds, { ...t.as.apiKey, 'On-Behalf-Of': onBehalfOf });
       expectError(res, 403, 'On-Behalf-Of does not name a user of this application');
-      await expectUntouched(t);
+      await expectUntouched(service, t);
     },
   );
 });
@@ -286,27 +246,27 @@ describe('credentials', () => {
     const t = await seed();
     const res = await del(t.messageIds, { ...t.as.owner, 'On-Behalf-Of': String(t.member.id) });
     expectError(res, 400);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('sending both SVC-Token and Authorization is a bad request and nothing changes', async () => {
     const t = await seed();
     const res = await del(t.messageIds, { ...t.as.owner, ...t.as.apiKey });
     expectError(res, 400);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('a request without credentials gets 401 and nothing changes', async () => {
     const t = await seed();
     expectError(await del(t.messageIds, {}), 401);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('an unknown session token gets 401 "Required session does not exist"', async () => {
     const t = await seed();
     const res = await del(t.messageIds, { 'SVC-Token': 'no-such-token' });
     expectError(res, 401, 'Required session does not exist');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('an expired session gets 401 and nothing changes', async () => {
@@ -314,13 +274,13 @@ describe('credentials', () => {
     await service.db.prisma.session.updateMany({ where: { userId: t.owner.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
     const res = await del(t.messageIds, t.as.owner, { body: { force: 1 } });
     expectError(res, 401, 'Required session does not exist');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('an unknown API key gets 401 and nothing changes', async () => {
     const t = await seed();
     expectError(await del(t.messageIds, { Authorization: 'ApiKey not-a-key-of-any-application' }), 401);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test.each(['Bearer x', 'ApiKey', 'ApiKey ', 'apikey KEY', 'Basic dXNlcjpwYXNz'])(
@@ -328,14 +288,14 @@ describe('credentials', () => {
     async (authorization) => {
       const t = await seed();
       expectError(await del(t.messageIds, { Authorization: authorization }), 401);
-      await expectUntouched(t);
+      await expectUntouched(service, t);
     },
   );
 
   test('the API key in a malformed Authorization header (wrong scheme) is not accepted', async () => {
     const t = await seed();
     expectError(await del(t.messageIds, { Authorization: `Bearer ${t.apiKey}` }), 401);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('an application session token gets 403 "Forbidden. Need user." and nothing changes', async () => {
@@ -344,7 +304,7 @@ describe('credentials', () => {
       const res = await del(t.messageIds, t.as.app, body === undefined ? {} : { body });
       expectError(res, 403, 'Forbidden. Need user.');
     }
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test("a user token of another application cannot delete this tenant's messages: the ids are not found", async () => {
@@ -352,7 +312,7 @@ describe('credentials', () => {
     const other = await seed();
     expectResult(await del(t.messageIds, other.as.owner), [], t.messageIds);
     expectResult(await del(t.messageIds, other.as.owner, { body: { force: 1 } }), [], t.messageIds);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 });
 
@@ -363,8 +323,8 @@ describe('ids', () => {
     const malformed = ['xyz', m0.toUpperCase(), `${m0}0`, m0.slice(1)];
     const res = await del([m0, UNKNOWN, ...malformed, m2], t.as.owner);
     expectResult(res, [m0, m2], [UNKNOWN, ...malformed]);
-    expect(await history(t.dialogId, t.owner.id)).toEqual([m1]);
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual([m1]);
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
   });
 
   test('only unknown ids give 200 with every id under NotFound and an empty SuccessfullyDeleted', async () => {
@@ -372,7 +332,7 @@ describe('ids', () => {
     const res = await del([UNKNOWN, 'xyz'], t.as.apiKey);
     expect(res.status).toBe(200);
     expect(normalized(res.body)).toEqual({ SuccessfullyDeleted: { ids: [] }, NotFound: { ids: sorted([UNKNOWN, 'xyz']) } });
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('the response has exactly the keys SuccessfullyDeleted and NotFound, each holding only ids', async () => {
@@ -391,7 +351,7 @@ describe('ids', () => {
     const [m0] = t.messageIds as [string];
     const res = await del([m0, UNKNOWN, m0, 'xyz', UNKNOWN, 'xyz'], t.as.owner, { body: { force: 1 } });
     expectResult(res, [m0], [UNKNOWN, 'xyz']);
-    expect(await deletedForEveryone(t.messageIds)).toEqual([m0]);
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([m0]);
   });
 
   test('deleting a message again after hiding it reports it as not found', async () => {
@@ -399,7 +359,7 @@ describe('ids', () => {
     const [m0, m1] = t.messageIds as [string, string];
     expectResult(await del([m0], t.as.member), [m0], []);
     expectResult(await del([m0, m1], t.as.member), [m1], [m0]);
-    expect(await hides(t.messageIds)).toEqual(sorted([`${m0}:${t.member.id}`, `${m1}:${t.member.id}`]));
+    expect(await hides(service, t.messageIds)).toEqual(sorted([`${m0}:${t.member.id}`, `${m1}:${t.member.id}`]));
   });
 
   test('a message deleted for everyone is not found for any later delete', async () => {
@@ -411,7 +371,7 @@ describe('ids', () => {
     expectResult(await del([m0], t.as.member), [], [m0]);
     expectResult(await del([m0], t.as.apiKey), [], [m0]);
     expectResult(await del([m0], t.as.onBehalfOf(t.member.id)), [], [m0]);
-    expect(await hides(t.messageIds)).toEqual([]);
+    expect(await hides(service, t.messageIds)).toEqual([]);
   });
 });
 
@@ -425,8 +385,8 @@ describe('the force flag', () => {
     const t = await seed();
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     expectResult(await del([m0], t.as.owner, options), [m0], []);
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted([m1, m2]));
-    expect(await deletedForEveryone(t.messageIds)).toEqual([m0]);
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted([m1, m2]));
+    expect(await deletedForEveryone(service, t.messageIds)).toEqual([m0]);
   });
 
   test.each([
@@ -445,9 +405,9 @@ describe('the force flag', () => {
       const [m0, m1, m2] = t.messageIds as [string, string, string];
       const { headers, ...rest } = options;
       expectResult(await del([m0], { ...t.as.owner, ...headers }, rest), [m0], []);
-      expect(await history(t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
-      expect(await history(t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
-      expect(await deletedForEveryone(t.messageIds)).toEqual([]);
+      expect(await history(service, t.dialogId, t.owner.id)).toEqual(sorted([m1, m2]));
+      expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
+      expect(await deletedForEveryone(service, t.messageIds)).toEqual([]);
     },
   );
 
@@ -467,14 +427,14 @@ describe('the force flag', () => {
   ] as [string, DeleteOptions][])('%s gets 422 "force must be 0 or 1" and nothing changes', async (_how, options) => {
     const t = await seed();
     expectError(await del(t.messageIds, t.as.owner, options), 422, 'force must be 0 or 1');
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('a malformed JSON body gets 400 and nothing changes', async () => {
     const t = await seed();
     const res = await del(t.messageIds, { ...t.as.owner, 'content-type': 'application/json' }, { raw: '{bad' });
     expectError(res, 400);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('a JSON body that is not an object gets 400 and nothing changes', async () => {
@@ -483,7 +443,7 @@ describe('the force flag', () => {
       const res = await del(t.messageIds, { ...t.as.owner, 'content-type': 'application/json' }, { raw });
       expectError(res, 400);
     }
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 });
 
@@ -491,7 +451,7 @@ describe('the id list in the path', () => {
   test('an empty id list gets 422 and nothing changes', async () => {
     const t = await seed();
     expectError(await del([], t.as.owner), 422);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test.each([
@@ -501,7 +461,7 @@ describe('the id list in the path', () => {
   ])('%s gets 422 and nothing changes', async (_how, build) => {
     const t = await seed();
     expectError(await del(build(t.messageIds), t.as.apiKey), 422);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('1001 ids get 422 and nothing changes', async () => {
@@ -509,7 +469,7 @@ describe('the id list in the path', () => {
     const ids = [...t.messageIds, ...unknownIds(1001 - t.messageIds.length)];
     expect(ids).toHaveLength(1001);
     expectError(await del(ids, t.as.apiKey), 422);
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 
   test('exactly 1000 ids are accepted', async () => {
@@ -517,8 +477,8 @@ describe('the id list in the path', () => {
     const unknown = unknownIds(1000 - t.messageIds.length);
     const res = await del([...t.messageIds, ...unknown], t.as.owner);
     expectResult(res, t.messageIds, unknown);
-    expect(await history(t.dialogId, t.owner.id)).toEqual([]);
-    expect(await history(t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
+    expect(await history(service, t.dialogId, t.owner.id)).toEqual([]);
+    expect(await history(service, t.dialogId, t.member.id)).toEqual(sorted(t.messageIds));
   });
 
   test('a path without the .json suffix gets 404 and nothing changes', async () => {
@@ -528,11 +488,6 @@ describe('the id list in the path', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ errors: [expect.any(String)] });
     }
-    await expectUntouched(t);
+    await expectUntouched(service, t);
   });
 });
-
-/** Distinct well-formed ids that name no message (their leading "f"s are far in the future). */
-function unknownIds(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => `ffffffff${i.toString(16).padStart(16, '0')}`);
-}

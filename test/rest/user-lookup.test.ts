@@ -1,30 +1,8 @@
 // GET /users/external/{external_user_id}.json — the user record, its exact
 // field set and formats, tenant isolation, and every error shape of the lookup.
-import { startService, type HttpResult, type RequestOptions, type TestService } from '../support/service';
+import { USER_FIELDS } from '../support/records';
+import { startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
-
-/** The spec's user record, field for field. */
-const USER_FIELDS = [
-  'id',
-  'full_name',
-  'email',
-  'login',
-  'phone',
-  'website',
-  'created_at',
-  'updated_at',
-  'last_request_at',
-  'external_user_id',
-  'facebook_id',
-  'twitter_id',
-  'blob_id',
-  'custom_data',
-  'age_over16',
-  'allow_statistics_analysis',
-  'allow_sales_activities',
-  'parents_contacts',
-  'user_tags',
-].sort();
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
@@ -36,15 +14,8 @@ afterAll(async () => {
   await service.close();
 });
 
-/** Every call of this file: whatever the request, the service never answers 5xx. */
-async function call(method: string, path: string, options?: RequestOptions): Promise<HttpResult> {
-  const res = await service.rest(method, path, options);
-  expect(res.status).toBeLessThan(500);
-  return res;
-}
-
 const lookup = (externalId: string | number, headers: Record<string, string> = {}) =>
-  call('GET', `/users/external/${externalId}.json`, { headers });
+  service.call('GET', `/users/external/${externalId}.json`, { headers });
 
 /** A user of the tenant's application with only the required fields set. */
 const bareUser = (t: Tenant, login: string, externalUserId: number) =>
@@ -287,7 +258,7 @@ describe('credentials of the lookup', () => {
 describe('paths that are not the lookup', () => {
   test('the lookup path without the .json suffix is 404 in the code and message shape', async () => {
     const t = await seedTenant(service.app.services);
-    const res = await call('GET', '/users/external/101', { headers: t.as.owner });
+    const res = await service.call('GET', '/users/external/101', { headers: t.as.owner });
     expect(res.status).toBe(404);
     expect(Object.keys(res.body).sort()).toEqual(['code', 'message']);
     expect(res.body.code).toBe('NOT_FOUND');
@@ -296,7 +267,7 @@ describe('paths that are not the lookup', () => {
 
   test('an unknown path elsewhere is 404 with an errors list', async () => {
     const t = await seedTenant(service.app.services);
-    const res = await call('GET', '/nope', { headers: t.as.owner });
+    const res = await service.call('GET', '/nope', { headers: t.as.owner });
     expect(res.status).toBe(404);
     expect(Object.keys(res.body)).toEqual(['errors']);
     expect(res.body.errors).toEqual([expect.any(String)]);

@@ -10,6 +10,8 @@ export interface TestService {
   readonly db: Database;
   /** REST call; body objects are sent as JSON unless `form` is set. */
   rest(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
+  /** A REST call that must not answer 5xx: `rest()` plus `expect(status).toBeLessThan(500)`. */
+  call(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   /** POST /graphql. */
   graphql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResult>;
   close(): Promise<void>;
@@ -73,11 +75,18 @@ export async function startService(): Promise<TestService> {
     return { status: response.status, headers: response.headers, text, body: parsed };
   }
 
+  async function call(method: string, path: string, options?: RequestOptions): Promise<HttpResult> {
+    const res = await request(method, path, options);
+    expect(res.status).toBeLessThan(500);
+    return res;
+  }
+
   return {
     baseUrl,
     app,
     db,
     rest: request,
+    call,
     graphql: (query, variables, headers) =>
       request('POST', '/graphql', { headers, body: { query, variables } }) as Promise<GraphQLResult>,
     async close() {
