@@ -1,0 +1,143 @@
+// The process as operators run it: configuration checked at start, and a
+// graceful stop on SIGTERM/SIGINT that lets in-flight requests finish.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+const root = path.resolve(__dirname, '../..');
+const work = mkdtempSync(path.join(tmpdir(), 'lifecycle-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+jest.setTimeout(120_000);
+
+interface Started {
+  child: ChildProcess;
+  dataDir: string;
+  stdout: string[];
+  stderr: string[];
+  exited: Promise<number | null>;
+}
+
+/** `node --import tsx src/main.ts`: one process, so signals reach the service itself. */
+function startProcess(env: Record<string, string>): Started {
+  const serverUrl = process.env.TEST_RUN_DATABASE_URL;
+  const dataDir = path.join(work, `db-${Date.now()}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      DATABASE_URL: serverUrl ?? '',
+      PGLITE_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DEMO_SEED: 'false',
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const started: Started = {
+    child,
+    dataDir,
+    stdout: [],
+    stderr: [],
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  };
+  child.stdout!.on('data', (chunk) => started.stdout.push(...String(chunk).split('\n').filter(Boolean)));
+  child.stderr!.on('data', (chunk) => started.stderr.push(String(chunk)));
+  return started;
+}
+
+async function listeningAddress(started: Started): Promise<URL> {
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    for (const line of started.stdout) {
+      if (line.includes('"msg":"listening"')) return new URL(JSON.parse(line).address);
+    }
+    if (started.child.exitCode !== null) throw new Error(`exited early: ${started.stderr.join('')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the service did not start');
+}
+
+describe('configuration', () => {
+  test('defaults apply when nothing is set, and production turns the explorer and introspection off', () => {
+    expect(loadConfig({})).toMatchObject({
+      PORT: 4000, HOST: '127.0.0.1', PGLITE_DIR: '.data/pglite', GRAPHQL_EXPLORER: true, GRAPHQL_INTROSPECTION: true, METRICS_ENABLED: true,
+    });
+    expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ GRAPHQL_EXPLORER: false, GRAPHQL_INTROSPECTION: false });
+    expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_EXPLORER: 'true' })).toMatchObject({ GRAPHQL_EXPLORER: true });
+  });
+
+  test.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['DB_POOL_MAX', '0'],
+    ['MIGRATE_ON_START', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['NODE_ENV', 'staging'],
+  ])('%s=%s is refused with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));
+  });
+
+  test('a bad value stops the service before it listens, with the variable named on stderr', async () => {
+    const started = startProcess({ PORT: 'not-a-port' });
+    expect(await started.exited).toBe(1);
+    expect(started.stderr.join('')).toMatch(/PORT: /);
+    expect(started.stdout.filter((line) => line.includes('listening'))).toEqual([]);
+  });
+});
+
+describe('graceful shutdown', () => {
+  test.each(['SIGTERM', 'SIGINT'] as const)(
+    'on %s the service stops accepting, finishes the request in flight, closes the database and exits 0',
+    async (signal) => {
+      const started = startProcess({});
+      const address = await listeningAddress(started);
+      const port = Number(address.port);
+
+      // A request in flight: headers and half of the body sent, the rest held back.
+      const body = JSON.stringify({ query: '{ __typename }' });
+      const socket = connect(port, '127.0.0.1');
+      let response = '';
+      socket.on('data', (chunk) => (response += String(chunk)));
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      await new Promise((resolve) => socket.on('connect', resolve));
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+
+      const signalledAt = Date.now();
+      started.child.kill(signal);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      // No new connections once the stop has begun.
+      const refused = await new Promise<string>((resolve) => {
+        const probe = connect(port, '127.0.0.1');
+        probe.on('connect', () => {
+          probe.destroy();
+          resolve('accepted');
+        });
+        probe.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+
+      socket.end(body.slice(5));
+      await closed;
+      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+      expect(response).toContain('{"data":{"__typename":"Query"}}');
+
+      expect(await started.exited).toBe(0);
+      expect(Date.now() - signalledAt).toBeLessThan(10_000);
+      expect(started.stdout.some((line) => line.includes('"msg":"shutting down"'))).toBe(true);
+      // The embedded database releases its folder only when closed.
+      if (!process.env.TEST_RUN_DATABASE_URL) expect(existsSync(`${started.dataDir}.lock`)).toBe(false);
+    },
+  );
+});
