@@ -5,13 +5,15 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError } from 'graphql';
 import { createContext, credentialsFromHeaders, type Context } from './context';
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
 import { buildSchema } from './graphql/schema';
+import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
+import { registerOpenApi } from './rest/openapi';
 import { type ErrorStyle, sendError } from './rest/respond';
 import { isRouteNotFound, registerRestRoutes } from './rest/routes';
 import { createServices, type Services } from './services';
@@ -24,6 +26,8 @@ export interface AppOptions {
   metrics?: boolean;
   /** Answer introspection queries (default true; off in production). */
   introspection?: boolean;
+  /** The GraphQL explorer page (default: enabled). */
+  explorer?: ExplorerOptions;
 }
 
 export interface App {
@@ -44,7 +48,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const fastify = Fastify({
     logger: options.logger ?? false,
     // registerObservability logs one line per request instead of fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
@@ -59,6 +63,8 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // An empty JSON body is no body: legacy clients send Content-Type:
   // application/json on DELETE and GET without one.
+  // Bodies are JSON or form-encoded: anything else is 415, not a string body.
+  fastify.removeContentTypeParser('text/plain');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
     const source = String(text);
@@ -115,6 +121,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   registerRestRoutes(fastify, schema, services);
+  registerOpenApi(fastify);
+  registerExplorer(fastify, options.explorer ?? { enabled: true });
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   fastify.get('/readyz', async (_request, reply) => {

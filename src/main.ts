@@ -16,10 +16,13 @@ async function main(): Promise<void> {
     // The embedded database is always brought up to date: it has no other way.
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });
+  // The explorer opens with the demo user's token once the demo is prepared.
+  let explorerHeaders: Record<string, string> = {};
   const app = await createApp({
     database,
     introspection: config.GRAPHQL_INTROSPECTION,
     metrics: config.METRICS_ENABLED,
+    explorer: { enabled: config.GRAPHQL_EXPLORER, defaultHeaders: () => explorerHeaders },
     logger: {
       level: config.LOG_LEVEL,
       redact: ['req.headers.authorization', 'req.headers["svc-token"]'],
@@ -54,10 +57,16 @@ async function main(): Promise<void> {
   const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
   log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
 
+  const { port } = app.fastify.server.address() as { port: number };
+  const base = `http://localhost:${port}`;
   if (database.embedded && config.DEMO_SEED) {
     const demo = await prepareDemo(database, app.services);
-    const { port } = app.fastify.server.address() as { port: number };
-    process.stdout.write(`\n${demoInstructions(`http://localhost:${port}`, demo)}\n\n`);
+    explorerHeaders = { 'SVC-Token': demo.userToken };
+    process.stdout.write(`\n${demoInstructions(base, demo)}\n\n`);
+  }
+  if (config.GRAPHQL_EXPLORER) {
+    const headers = Object.keys(explorerHeaders).length > 0 ? ' (opens with the demo user\'s SVC-Token)' : '';
+    process.stdout.write(`GraphQL explorer: ${base}/playground${headers}\n\n`);
   }
 }
 
