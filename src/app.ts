@@ -17,6 +17,7 @@ import { registerOpenApi } from './rest/openapi';
 import { type ErrorStyle, sendError } from './rest/respond';
 import { isRouteNotFound, registerRestRoutes } from './rest/routes';
 import { createServices, type Services } from './services';
+import type { AuthOptions } from './services/auth';
 
 export interface AppOptions {
   database: Database;
@@ -28,6 +29,8 @@ export interface AppOptions {
   introspection?: boolean;
   /** The GraphQL explorer page (default: enabled). */
   explorer?: ExplorerOptions;
+  /** Credential caching (see AuthService). */
+  auth?: AuthOptions;
 }
 
 export interface App {
@@ -42,7 +45,7 @@ const MAX_URL_BYTES = 64 * 1024;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { database } = options;
-  const services = createServices(database.prisma);
+  const services = createServices(database, { auth: options.auth });
   const schema = buildSchema();
 
   const fastify = Fastify({
@@ -90,7 +93,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     return sendError(reply, fromFastifyError(error), style);
   });
 
-  registerObservability(fastify, { pool: database.pool, metrics: options.metrics ?? true });
+  registerObservability(fastify, {
+    pool: database.pool,
+    statementCount: database.statementCount,
+    metrics: options.metrics ?? true,
+  });
 
   const apollo = new ApolloServer<Context>({
     schema,
@@ -137,6 +144,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     services,
     async close() {
       await fastify.close();
+      // After the last request: write the session touches it left pending.
+      await services.close();
     },
   };
 }

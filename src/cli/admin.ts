@@ -176,7 +176,8 @@ async function main(argv: string[]): Promise<number> {
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });
   try {
-    const result = await action(createServices(database.prisma), database);
+    // No credentials are checked here: no cache, no background writes.
+    const result = await action(createServices(database, { auth: { cacheMs: 0 } }), database);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {

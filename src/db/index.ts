@@ -24,6 +24,8 @@ export interface Database {
   readonly embedded: boolean;
   /** Names of the migrations applied by this open. */
   readonly applied: string[];
+  /** SQL statements sent so far, whichever client sent them (Prisma, raw pg). */
+  statementCount(): number;
   /** Whether the database answers and has every migration applied. */
   readiness(): Promise<{ ready: true } | { ready: false; reason: string }>;
   close(): Promise<void>;
@@ -41,6 +43,16 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   // An idle client whose server went away emits 'error'; the pool drops it and
   // the next query reconnects. Without a listener it would crash the process.
   pool.on('error', () => {});
+  // Count every statement at the one place all of them pass: each pooled
+  // client's query(). Benchmarks and /metrics read it.
+  let statements = 0;
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as { query: unknown }).query = (...args: unknown[]) => {
+      statements++;
+      return query(...args);
+    };
+  });
   try {
     const applied = options.migrate === false ? [] : await migrate(pool);
     const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
@@ -49,6 +61,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       pool,
       embedded: embedded !== undefined,
       applied,
+      statementCount: () => statements,
       async readiness() {
         try {
           const pending = await pendingMigrations(pool);

@@ -8,7 +8,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context';
 
 declare module 'fastify' {
@@ -52,6 +52,7 @@ export const operationLabelPlugin: ApolloServerPlugin<Context> = {
 
 export interface ObservabilityOptions {
   pool: Pool;
+  statementCount: () => number;
   metrics: boolean;
 }
 
@@ -75,6 +76,15 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
       this.set({ state: 'idle' }, pool.idleCount);
       this.set({ state: 'waiting' }, pool.waitingCount);
       this.set({ state: 'max' }, pool.options.max ?? 10);
+    },
+  });
+  new Counter({
+    name: 'db_statements_total',
+    help: 'SQL statements sent to the database',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(options.statementCount());
     },
   });
   collectDefaultMetrics({ register: registry });

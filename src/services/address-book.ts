@@ -6,7 +6,8 @@
 // mix; and the number of statements does not grow with the number of contacts
 // (contacts travel as two array parameters, not one parameter each).
 import type { User } from '../__generated__/prisma/client';
-import type { PrismaClient } from '../db';
+import type { Pool } from 'pg';
+import { query, statement } from '../db/sql';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
 import type { Caller } from './caller';
@@ -24,19 +25,45 @@ export interface UploadResult {
   deleted: number;
 }
 
+const REGISTERED_USERS = statement<[number, number, string], User>(
+  'address_book.registered_users',
+  `SELECT ${USER_COLUMNS}
+     FROM users u
+    WHERE u.application_id = $1
+      AND u.phone IN (SELECT c.phone FROM contacts c WHERE c.user_id = $2 AND c.udid = $3)
+    ORDER BY u.id`,
+);
+
+const UPLOAD = statement<[number, string, string[], string[], boolean], UploadResult>(
+  'address_book.upload',
+  `WITH input AS (
+     SELECT * FROM unnest($3::text[], $4::text[]) AS t(phone, name)
+   ), removed AS (
+     DELETE FROM contacts c
+      WHERE $5::boolean AND c.user_id = $1 AND c.udid = $2
+        AND NOT EXISTS (SELECT 1 FROM input i WHERE i.phone = c.phone)
+     RETURNING 1
+   ), upserted AS (
+     INSERT INTO contacts (user_id, udid, phone, name)
+     SELECT $1, $2, phone, name FROM input
+     ON CONFLICT (user_id, udid, phone) DO UPDATE
+        SET name = EXCLUDED.name, updated_at = now()
+      WHERE contacts.name IS DISTINCT FROM EXCLUDED.name
+     RETURNING (xmax = 0) AS inserted
+   )
+   SELECT (SELECT count(*) FROM upserted WHERE inserted)::int AS created,
+          (SELECT count(*) FROM upserted WHERE NOT inserted)::int AS updated,
+          (SELECT count(*) FROM removed)::int AS deleted`,
+);
+
 export class AddressBookService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly pool: Pool) {}
 
   /** Users of the caller's application whose phone equals a contact's phone in the caller's book. */
   async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<User[]> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
-    return this.prisma.$queryRaw<User[]>`
-      SELECT ${USER_COLUMNS}
-        FROM users u
-       WHERE u.application_id = ${user.applicationId}
-         AND u.phone IN (SELECT c.phone FROM contacts c WHERE c.user_id = ${user.userId} AND c.udid = ${context})
-       ORDER BY u.id`;
+    return query(this.pool, REGISTERED_USERS, [user.applicationId, user.userId, context]);
   }
 
   /**
@@ -66,25 +93,7 @@ export class AddressBookService {
     });
     const phones = [...byPhone.keys()];
     const names = [...byPhone.values()];
-    const rows = await this.prisma.$queryRaw<UploadResult[]>`
-      WITH input AS (
-        SELECT * FROM unnest(${phones}::text[], ${names}::text[]) AS t(phone, name)
-      ), removed AS (
-        DELETE FROM contacts c
-         WHERE ${force} AND c.user_id = ${user.userId} AND c.udid = ${context}
-           AND NOT EXISTS (SELECT 1 FROM input i WHERE i.phone = c.phone)
-        RETURNING 1
-      ), upserted AS (
-        INSERT INTO contacts (user_id, udid, phone, name)
-        SELECT ${user.userId}, ${context}, phone, name FROM input
-        ON CONFLICT (user_id, udid, phone) DO UPDATE
-           SET name = EXCLUDED.name, updated_at = now()
-         WHERE contacts.name IS DISTINCT FROM EXCLUDED.name
-        RETURNING (xmax = 0) AS inserted
-      )
-      SELECT (SELECT count(*) FROM upserted WHERE inserted)::int AS created,
-             (SELECT count(*) FROM upserted WHERE NOT inserted)::int AS updated,
-             (SELECT count(*) FROM removed)::int AS deleted`;
-    return rows[0]!;
+    const [result] = await query(this.pool, UPLOAD, [user.userId, context, phones, names, force]);
+    return result!;
   }
 }

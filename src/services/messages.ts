@@ -4,7 +4,9 @@
 // Each delete is one set-based statement, so its cost does not grow in
 // round trips with the number of ids, and its checks and writes see one
 // snapshot: a request that fails a permission check writes nothing.
+import type { Pool } from 'pg';
 import type { PrismaClient } from '../db';
+import { query, statement } from '../db/sql';
 import { AppError, MESSAGES, badInput } from '../errors';
 import type { Caller } from './caller';
 import { isObjectId, newObjectId } from './object-id';
@@ -17,8 +19,55 @@ export interface DeleteResult {
 
 export const DIALOG_TYPES = [1, 2, 3] as const;
 
+/** Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) → hidden for them. */
+const HIDE_FOR_USER = statement<[number, number, string[]], { ids: string[] }>(
+  'messages.hide_for_user',
+  `WITH visible AS (
+     SELECT m.id
+       FROM messages m
+       JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
+       JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
+      WHERE m.id = ANY($3::text[]) AND m.deleted_at IS NULL
+   ), hidden AS (
+     INSERT INTO message_hides (message_id, user_id)
+     SELECT id, $2 FROM visible
+     ON CONFLICT DO NOTHING
+     RETURNING message_id
+   )
+   SELECT ARRAY(SELECT message_id FROM hidden) AS ids`,
+);
+
+/**
+ * Rule 2 ($2 = the user, force: must own every dialog; other applications'
+ * messages do not exist for them) and rule 3 ($2 null, API key: every message
+ * must belong to application $3). Either check failing → denied, nothing written.
+ */
+const DELETE_FOR_EVERYONE = statement<[string[], number | null, number], { denied: boolean; ids: string[] }>(
+  'messages.delete_for_everyone',
+  `WITH target AS (
+     SELECT m.id, d.application_id, d.owner_id
+       FROM messages m
+       JOIN dialogs d ON d.id = m.dialog_id
+      WHERE m.id = ANY($1::text[]) AND m.deleted_at IS NULL
+        AND ($2::int IS NULL OR d.application_id = $3)
+   ), denied AS (
+     SELECT 1 FROM target
+      WHERE CASE WHEN $2::int IS NULL THEN application_id <> $3 ELSE owner_id <> $2::int END
+      LIMIT 1
+   ), deleted AS (
+     UPDATE messages m SET deleted_at = now()
+       FROM target t
+      WHERE m.id = t.id AND m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM denied)
+     RETURNING m.id
+   )
+   SELECT EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids`,
+);
+
 export class MessagesService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly pool: Pool,
+  ) {}
 
   /**
    * Spec rules 1–4. User callers (session, or API key with On-Behalf-Of)
@@ -50,52 +99,14 @@ export class MessagesService {
     };
   }
 
-  /** Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) → hidden for them. */
   private async hideFor(applicationId: number, userId: number, ids: string[]): Promise<string[]> {
-    const rows = await this.prisma.$queryRaw<{ ids: string[] }[]>`
-      WITH visible AS (
-        SELECT m.id
-          FROM messages m
-          JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = ${applicationId}
-          JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = ${userId}
-         WHERE m.id = ANY(${ids}::text[]) AND m.deleted_at IS NULL
-      ), hidden AS (
-        INSERT INTO message_hides (message_id, user_id)
-        SELECT id, ${userId} FROM visible
-        ON CONFLICT DO NOTHING
-        RETURNING message_id
-      )
-      SELECT ARRAY(SELECT message_id FROM hidden) AS ids`;
-    return rows[0]?.ids ?? [];
+    const [row] = await query(this.pool, HIDE_FOR_USER, [applicationId, userId, ids]);
+    return row?.ids ?? [];
   }
 
-  /**
-   * Rule 2 (user, force: must own every dialog; other applications' messages
-   * do not exist for them) and rule 3 (API key: every message must belong to
-   * its application). Either check failing → WrongPermissions, nothing written.
-   */
   private async deleteForEveryone(caller: Caller, ids: string[]): Promise<string[]> {
     const userId = caller.kind === 'user' ? caller.userId : null;
-    const rows = await this.prisma.$queryRaw<{ denied: boolean; ids: string[] }[]>`
-      WITH target AS (
-        SELECT m.id, d.application_id, d.owner_id
-          FROM messages m
-          JOIN dialogs d ON d.id = m.dialog_id
-         WHERE m.id = ANY(${ids}::text[]) AND m.deleted_at IS NULL
-           AND (${userId}::int IS NULL OR d.application_id = ${caller.applicationId})
-      ), denied AS (
-        SELECT 1 FROM target
-         WHERE CASE WHEN ${userId}::int IS NULL THEN application_id <> ${caller.applicationId}
-                    ELSE owner_id <> ${userId}::int END
-         LIMIT 1
-      ), deleted AS (
-        UPDATE messages m SET deleted_at = now()
-          FROM target t
-         WHERE m.id = t.id AND m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM denied)
-        RETURNING m.id
-      )
-      SELECT EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids`;
-    const row = rows[0];
+    const [row] = await query(this.pool, DELETE_FOR_EVERYONE, [ids, userId, caller.applicationId]);
     if (row?.denied) throw new AppError('WRONG_PERMISSIONS', MESSAGES.wrongPermissions);
     return row?.ids ?? [];
   }
@@ -133,6 +144,19 @@ export class MessagesService {
       data: { id: newObjectId(), dialogId: input.dialogId, senderId: input.senderId, body: input.body },
       select: { id: true, senderId: true, body: true },
     });
+  }
+
+  /** Creates many messages from one occupant in one statement (imports, the benchmark's seed). */
+  async createMany(input: { dialogId: string; senderId: number; bodies: readonly string[] }): Promise<string[]> {
+    const occupant = await this.prisma.dialogOccupant.findUnique({
+      where: { dialogId_userId: { dialogId: input.dialogId, userId: input.senderId } },
+    });
+    if (!occupant) throw badInput('senderId', 'the sender must be an occupant of the dialog');
+    const ids = input.bodies.map(() => newObjectId());
+    await this.prisma.$executeRaw`
+      INSERT INTO messages (id, dialog_id, sender_id, body)
+      SELECT id, ${input.dialogId}, ${input.senderId}, body FROM unnest(${ids}::text[], ${[...input.bodies]}::text[]) AS t(id, body)`;
+    return ids;
   }
 
   /** What `userId`'s history of the dialog shows: neither deleted for everyone nor hidden for them. */

@@ -1,17 +1,19 @@
 // Users: lookups scoped to the caller's application, and creation (admin CLI, demo).
 import { z } from 'zod';
 import { Prisma, type User } from '../__generated__/prisma/client';
+import type { Pool } from 'pg';
 import type { PrismaClient } from '../db';
+import { query, statement } from '../db/sql';
 import { AppError, MESSAGES, badInput } from '../errors';
 import type { Caller } from './caller';
 import { hashPassword } from './secrets';
 import * as validate from './validate';
 
 /**
- * The columns of `users` under the Prisma model's field names, for raw
- * queries whose rows must be User models (resolvers and REST read those).
+ * The columns of `users` (as `u`) under the Prisma model's field names, so
+ * that rows of raw statements are User models (resolvers and REST read those).
  */
-export const USER_COLUMNS = Prisma.sql`
+export const USER_COLUMNS = `
   u.id, u.application_id AS "applicationId", u.login, u.password_hash AS "passwordHash",
   u.full_name AS "fullName", u.email, u.phone, u.website,
   u.created_at AS "createdAt", u.updated_at AS "updatedAt", u.last_request_at AS "lastRequestAt",
@@ -19,6 +21,11 @@ export const USER_COLUMNS = Prisma.sql`
   u.blob_id AS "blobId", u.custom_data AS "customData", u.age_over16 AS "ageOver16",
   u.allow_statistics_analysis AS "allowStatisticsAnalysis", u.allow_sales_activities AS "allowSalesActivities",
   u.parents_contacts AS "parentsContacts", u.user_tags AS "userTags"`;
+
+const BY_EXTERNAL_ID = statement<[number, number], User>(
+  'users.by_external_id',
+  `SELECT ${USER_COLUMNS} FROM users u WHERE u.application_id = $1 AND u.external_user_id = $2`,
+);
 
 const optionalText = (max: number) => z.string().max(max).optional();
 
@@ -38,16 +45,23 @@ export const newUserSchema = z.object({
 
 export type NewUser = z.input<typeof newUserSchema>;
 
+const importedUserSchema = newUserSchema
+  .pick({ login: true, fullName: true, email: true, phone: true, externalUserId: true })
+  .extend({ passwordHash: z.string().regex(/^scrypt\$[\w-]+\$[\w-]+$/, 'passwordHash must come from hashPassword') });
+
+export type ImportedUser = z.input<typeof importedUserSchema>;
+
 export class UsersService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly pool: Pool,
+  ) {}
 
   /** Needs a user session or an API key: application sessions cannot read users. */
   async findByExternalId(caller: Caller, externalUserId: number): Promise<User> {
     if (caller.kind === 'application' && caller.via === 'session') throw new AppError('FORBIDDEN', MESSAGES.needUser);
     const id = validate.externalUserId(externalUserId);
-    const user = await this.prisma.user.findUnique({
-      where: { applicationId_externalUserId: { applicationId: caller.applicationId, externalUserId: id } },
-    });
+    const [user] = await query(this.pool, BY_EXTERNAL_ID, [caller.applicationId, id]);
     // The same answer whether the id is unknown or used in another application.
     if (!user) throw new AppError('NOT_FOUND', MESSAGES.userNotFound);
     return user;
@@ -71,6 +85,59 @@ export class UsersService {
       }
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') {
         throw badInput('applicationId', `application ${fields.applicationId} does not exist`);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Imports many users of one application in one statement (the benchmark's
+   * seed, bulk imports). Rows are validated as create() validates them; the
+   * password comes already hashed (`hashPassword`), as it does from a system
+   * the users are imported from, because hashing is deliberately slow.
+   * Returns the number of users created.
+   */
+  async createMany(applicationId: number, users: readonly ImportedUser[]): Promise<number> {
+    const columns = {
+      login: [] as string[],
+      passwordHash: [] as string[],
+      fullName: [] as (string | null)[],
+      email: [] as (string | null)[],
+      phone: [] as (string | null)[],
+      externalUserId: [] as (number | null)[],
+    };
+    users.forEach((user, index) => {
+      const parsed = importedUserSchema.safeParse(user);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        throw badInput(`users[${index}].${String(issue.path[0] ?? 'base')}`, issue.message);
+      }
+      columns.login.push(parsed.data.login);
+      columns.passwordHash.push(parsed.data.passwordHash);
+      columns.fullName.push(parsed.data.fullName ?? null);
+      columns.email.push(parsed.data.email ?? null);
+      columns.phone.push(parsed.data.phone ?? null);
+      columns.externalUserId.push(parsed.data.externalUserId ?? null);
+    });
+    try {
+      const rows = await this.prisma.$queryRaw<{ created: number }[]>`
+        WITH created AS (
+          INSERT INTO users (application_id, login, password_hash, full_name, email, phone, external_user_id)
+          SELECT ${applicationId}, * FROM unnest(
+            ${columns.login}::text[], ${columns.passwordHash}::text[], ${columns.fullName}::text[],
+            ${columns.email}::text[], ${columns.phone}::text[], ${columns.externalUserId}::int[])
+          RETURNING 1
+        )
+        SELECT count(*)::int AS created FROM created`;
+      return rows[0]!.created;
+    } catch (error) {
+      // Raw statements report PostgreSQL's own codes: 23505 unique, 23503 foreign key.
+      const code = (error as { meta?: { code?: string }; code?: string }).meta?.code ?? '';
+      if (/23505/.test(code) || /23505|unique constraint/i.test(String((error as Error).message))) {
+        throw badInput('users', 'a login or external user id is already taken in this application');
+      }
+      if (/23503/.test(code) || /foreign key/i.test(String((error as Error).message))) {
+        throw badInput('applicationId', `application ${applicationId} does not exist`);
       }
       throw error;
     }
