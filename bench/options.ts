@@ -1,0 +1,170 @@
+// Command-line flags of `npm run bench` (bench/run.ts).
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  /** PostgreSQL server URL; its database is only used to create and drop the bench database. */
+  serverUrl: string;
+  /** The database the harness creates (dropped first if it exists). */
+  database: string;
+  /** Drop the bench database at the end (smoke runs do). */
+  dropAtEnd: boolean;
+  smoke: boolean;
+  users: number;
+  /** Users per users.createMany call. */
+  userBatch: number;
+  /** Contacts of the caller's global address book. */
+  contacts: number;
+  /** Contacts of the caller's book 'big', for the correctness check. */
+  bigContacts: number;
+  /** Share of each book whose phones are registered users' phones. */
+  matchShare: number;
+  /** Messages seeded for the delete scenarios (split into one fresh pool per scenario and target). */
+  messages: number;
+  /** Seconds per measured duration run. */
+  duration: number;
+  /** Seconds of excluded warm-up before each measured duration run. */
+  warmup: number;
+  connections: number;
+  /**
+   * Connections of the heavy scenarios (registered users, deletes), whose
+   * targets are latencies: at 32 concurrent requests of tens of milliseconds
+   * on 2 cores, latency is mostly queueing.
+   */
+  heavyConnections: number;
+  pipelining: number;
+  /** Seconds of the soak at 70% of the REST lookup's peak req/s (0: no soak). */
+  soak: number;
+  /** Share of the measured peak the soak runs at. */
+  soakShare: number;
+  /** Connections of the service's pool and of the baseline's (the same for both). */
+  poolMax: number;
+  /** The baseline's token check also slides the session and stamps the user (as the service's sessions promise). */
+  baselineSessionWrites: boolean;
+  /** Where the JSON report goes (default artifacts/bench-<timestamp>.json). */
+  out: string | undefined;
+}
+
+export const DEFAULT_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+const FULL = {
+  users: 1_000_000,
+  userBatch: 10_000,
+  contacts: 10_000,
+  bigContacts: 100_000,
+  messages: 100_000,
+  duration: 10,
+  warmup: 2,
+  connections: 32,
+  heavyConnections: 4,
+  soak: 300,
+};
+
+// Tiny data: seconds. The big book stays just above PostgreSQL's 65,535
+// bind-parameter limit, so the check still proves no statement binds one
+// parameter per contact. 6,000 messages are the least that give every delete
+// scenario (4 pools of 1,000 + 100 + 1 ids) at least one request.
+const SMOKE = {
+  users: 2_000,
+  userBatch: 1_000,
+  contacts: 200,
+  bigContacts: 66_000,
+  messages: 6_000,
+  duration: 1,
+  warmup: 0.5,
+  connections: 8,
+  heavyConnections: 2,
+  soak: 3,
+};
+
+export const USAGE = `Usage: npm run bench -- [options]
+
+Seeds a database of its own on a PostgreSQL server, starts the service and a
+bare node:http + pg baseline, drives both with autocannon and reports every
+scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
+
+  DATABASE_URL            PostgreSQL server (default ${DEFAULT_SERVER_URL})
+  --smoke                 tiny data, 1 s per scenario (a unique database, dropped at the end)
+  --users N               users in the application (${FULL.users})
+  --user-batch N          users per users.createMany call (${FULL.userBatch})
+  --contacts N            contacts in the caller's global address book (${FULL.contacts})
+  --big-contacts N        contacts in the caller's book 'big' for the correctness check (${FULL.bigContacts})
+  --messages N            messages for the delete scenarios (${FULL.messages})
+  --duration S            seconds per measured run (${FULL.duration})
+  --warmup S              seconds of excluded warm-up before each run (${FULL.warmup})
+  --connections N         autocannon connections of the lookups and the soak (${FULL.connections})
+  --heavy-connections N   connections of the registered-users and delete scenarios (${FULL.heavyConnections})
+  --pipelining N          autocannon pipelining (1)
+  --soak S                seconds of the soak at 70% of peak (${FULL.soak}; 0 skips it)
+  --pool N                database connections of the service and of the baseline (10)
+  --baseline-session-writes  the baseline's token check also slides the session and stamps the user
+  --database NAME         the bench database (chatsvc_bench; smoke: a unique name)
+  --keep                  keep a smoke run's database
+  --out FILE              the JSON report's path
+  -h, --help
+`;
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      smoke: { type: 'boolean' },
+      users: { type: 'string' },
+      'user-batch': { type: 'string' },
+      contacts: { type: 'string' },
+      'big-contacts': { type: 'string' },
+      messages: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'heavy-connections': { type: 'string' },
+      pipelining: { type: 'string' },
+      soak: { type: 'string' },
+      pool: { type: 'string' },
+      'baseline-session-writes': { type: 'boolean' },
+      database: { type: 'string' },
+      keep: { type: 'boolean' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) return 'help';
+  const smoke = values.smoke ?? false;
+  const base = smoke ? SMOKE : FULL;
+  const num = (name: string, value: string | undefined, fallback: number, min: number, integer = true): number => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min} (got ${value})`);
+    }
+    return n;
+  };
+  const serverUrl = env.DATABASE_URL || DEFAULT_SERVER_URL;
+  if (!/^postgres(ql)?:\/\//.test(serverUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
+  const database = values.database ?? (smoke ? `chatsvc_bench_smoke_${process.pid}_${Date.now().toString(36)}` : 'chatsvc_bench');
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database)) throw new Error('--database must be a lower-case SQL identifier');
+  const options: BenchOptions = {
+    serverUrl,
+    database,
+    dropAtEnd: smoke && !values.keep,
+    smoke,
+    users: num('users', values.users, base.users, 3),
+    userBatch: num('user-batch', values['user-batch'], base.userBatch, 1),
+    contacts: num('contacts', values.contacts, base.contacts, 1),
+    bigContacts: num('big-contacts', values['big-contacts'], base.bigContacts, 1),
+    matchShare: 0.2,
+    messages: num('messages', values.messages, base.messages, 1),
+    duration: num('duration', values.duration, base.duration, 0.1, false),
+    warmup: num('warmup', values.warmup, base.warmup, 0, false),
+    connections: num('connections', values.connections, base.connections, 1),
+    heavyConnections: num('heavy-connections', values['heavy-connections'], base.heavyConnections, 1),
+    pipelining: num('pipelining', values.pipelining, 1, 1),
+    soak: num('soak', values.soak, base.soak, 0, false),
+    soakShare: 0.7,
+    poolMax: num('pool', values.pool, 10, 1),
+    baselineSessionWrites: values['baseline-session-writes'] ?? false,
+    out: values.out,
+  };
+  if (options.users > 9_999_999) throw new Error('--users: at most 9,999,999 (phones are +1555 and 7 digits)');
+  return options;
+}

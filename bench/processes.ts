@@ -1,0 +1,193 @@
+// The two servers under load, each a child process: the real service
+// (`node --import tsx src/main.ts`) and the baseline (bench/baseline.ts).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..');
+
+/**
+ * The service's environment in a benchmark, on top of the harness's own.
+ * Settings the service gains for benchmarks (e.g. turning a rate limit off)
+ * go here; unknown keys are ignored by the service's configuration.
+ */
+export const SERVICE_BENCH_ENV: Record<string, string> = {
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'info',
+  MIGRATE_ON_START: 'false',
+  METRICS_ENABLED: 'true',
+  RATE_LIMIT_ENABLED: 'false',
+};
+
+export interface Server {
+  readonly name: string;
+  readonly pid: number;
+  readonly url: string;
+  /** Lines the process wrote to stderr (the last 200), for error reports. */
+  readonly stderr: string[];
+  /** The end of what it wrote to stdout (its last log lines), for error reports. */
+  stdoutTail(): string;
+  /** How it ended, once it has: "code 1", "signal SIGKILL". */
+  exit(): string | null;
+  stop(): Promise<number | null>;
+}
+
+export interface Memory {
+  /** Resident set now, bytes. */
+  rss: number;
+  /** Peak resident set since the process started (VmHWM), bytes. */
+  hwm: number;
+}
+
+export function memoryOf(pid: number): Memory | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
+const running = new Set<ChildProcess>();
+
+/** Kills every child still running (harness errors, Ctrl-C). */
+export function killAll(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
+/**
+ * Starts `node --import tsx <script>` and waits for its JSON "listening" line
+ * on stdout ({"msg":"listening","address":...}). stdout is drained for the
+ * life of the process (the service logs a line per request).
+ */
+async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const stderr: string[] = [];
+  let stderrRest = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (stderrRest + chunk).split('\n');
+    stderrRest = lines.pop()!;
+    stderr.push(...lines);
+    if (stderr.length > 200) stderr.splice(0, stderr.length - 200);
+  });
+  let ended: string | null = null;
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      ended = signal ? `signal ${signal}` : `code ${code}`;
+      resolve(code);
+    }),
+  );
+  // The last 8 kB of stdout, kept as raw chunks (cheap under load).
+  let lastChunks: Buffer[] = [];
+  let lastBytes = 0;
+  void exited.then(() => running.delete(child));
+
+  const url = await new Promise<string>((resolve, reject) => {
+    let rest = '';
+    let found = false;
+    const timer = setTimeout(() => fail(new Error(`${name} did not report listening within ${timeoutMs / 1000} s`)), timeoutMs);
+    function fail(error: Error) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      const tail = [...stderr, stderrRest].filter(Boolean).slice(-20).join('\n');
+      const out = Buffer.concat(lastChunks).toString('utf8').split('\n').slice(-8).join('\n');
+      reject(
+        new Error(
+          `${error.message}${ended ? ` (${ended})` : ''}${tail ? `\n--- ${name} stderr ---\n${tail}` : ''}` +
+            `${out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''}`,
+        ),
+      );
+    }
+    child.stdout!.on('data', (chunk: Buffer) => {
+      lastChunks.push(chunk);
+      lastBytes += chunk.length;
+      while (lastBytes - lastChunks[0]!.length >= 8192) lastBytes -= lastChunks.shift()!.length;
+      if (found) return; // drained, only the tail kept
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        if (!line.includes('"listening"')) continue;
+        try {
+          const entry = JSON.parse(line) as { msg?: string; address?: string };
+          if (entry.msg === 'listening' && entry.address) {
+            found = true;
+            rest = '';
+            clearTimeout(timer);
+            resolve(entry.address.replace('localhost', '127.0.0.1'));
+            return;
+          }
+        } catch {
+          // not a JSON line
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      if (!found) setTimeout(() => fail(new Error(`${name} exited (code ${code}) before listening`)), 50);
+    });
+  });
+
+  return {
+    name,
+    pid: child.pid!,
+    url,
+    stderr,
+    stdoutTail: () => Buffer.concat(lastChunks).toString('utf8').split('\n').slice(-8).join('\n'),
+    exit: () => ended,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export async function startService(databaseUrl: string, poolMax: number): Promise<Server> {
+  const server = await startNode('service', 'src/main.ts', {
+    ...process.env,
+    ...SERVICE_BENCH_ENV,
+    DATABASE_URL: databaseUrl,
+    DB_POOL_MAX: String(poolMax),
+    PORT: '0',
+    HOST: '127.0.0.1',
+  });
+  await waitReady(server, '/readyz');
+  return server;
+}
+
+export async function startBaseline(databaseUrl: string, poolMax: number, sessionWrites: boolean): Promise<Server> {
+  const server = await startNode('baseline', 'bench/baseline.ts', {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    DB_POOL_MAX: String(poolMax),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    BASELINE_SESSION_WRITES: sessionWrites ? '1' : '0',
+  });
+  await waitReady(server, '/healthz');
+  return server;
+}
+
+async function waitReady(server: Server, path: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`${server.url}${path}`);
+      if (res.ok) return;
+      last = `${res.status} ${await res.text()}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${server.name} not ready at ${path}: ${last}`);
+}

@@ -1,0 +1,179 @@
+// The report: the issue's targets judged against the figures, the table
+// printed to stdout, and the JSON file.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Report, Scenario } from './harness';
+
+export interface TargetResult {
+  target: string;
+  value: string;
+  /** null: not measured in this run. */
+  met: boolean | null;
+}
+
+const fmt = (n: number | null | undefined, digits = 2): string =>
+  n === null || n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+
+export function judge(report: Report): TargetResult[] {
+  const byName = new Map(report.scenarios.map((s) => [s.name, s]));
+  const s = (name: string): Scenario | undefined => byName.get(name);
+  const out: TargetResult[] = [];
+  const add = (target: string, value: string, met: boolean | null) => out.push({ target, value, met });
+
+  const rest = s('rest_user_lookup');
+  if (rest) {
+    add('REST user lookup: req/s ≥ 70% of baseline', `${fmt(rest.ratios.reqPerSec * 100, 1)}%`, rest.ratios.reqPerSec >= 0.7);
+    add('REST user lookup: p99 ≤ 1.5× baseline', `${fmt(rest.ratios.p99)}×`, rest.ratios.p99 <= 1.5);
+  }
+  const gql = s('graphql_user_lookup');
+  if (gql) add('GraphQL user lookup: req/s ≥ 45% of baseline', `${fmt(gql.ratios.reqPerSec * 100, 1)}%`, gql.ratios.reqPerSec >= 0.45);
+  for (const form of ['compact', 'full']) {
+    const ru = s(`registered_users_${form}`);
+    if (!ru) continue;
+    const contacts = report.seeding.contacts.toLocaleString('en-US');
+    add(`Registered users (${form}, ${contacts} contacts): p50 < 50 ms`, `${fmt(ru.service.p50)} ms`, ru.service.p50 < 50);
+    add(`Registered users (${form}, ${contacts} contacts): p99 < 150 ms`, `${fmt(ru.service.p99)} ms`, ru.service.p99 < 150);
+  }
+  const big = report.correctness.filter((c) => c.name.startsWith('service:'));
+  add(
+    `${report.seeding.bigContacts.toLocaleString('en-US')} contacts answer correctly (no bind-parameter errors)`,
+    big.map((c) => (c.passed ? 'ok' : c.detail)).join('; ') || 'not run',
+    big.length > 0 ? big.every((c) => c.passed) : null,
+  );
+  for (const mode of ['me', 'everyone']) {
+    const d = s(`delete_${mode}_1000`);
+    if (d) add(`Delete 1,000 ids for ${mode}: p50 < 100 ms`, `${fmt(d.service.p50)} ms`, d.service.p50 < 100);
+  }
+  // Statements per request must not grow with ids, contacts or returned users.
+  // Tolerance: 0.5 per request, or 3 statements over a whole window (the
+  // service's background work, e.g. batched session writes, lands in short
+  // windows of few requests).
+  type Count = { perRequest: number | null | undefined; requests: number };
+  const count = (name: string): Count => ({
+    perRequest: s(name)?.service.statementsPerRequest,
+    requests: s(name)?.service.requests ?? 0,
+  });
+  const groups: [string, Count[]][] = [
+    ['deletes for me (1/100/1,000 ids)', [1, 100, 1000].map((n) => count(`delete_me_${n}`))],
+    ['deletes for everyone (1/100/1,000 ids)', [1, 100, 1000].map((n) => count(`delete_everyone_${n}`))],
+    [
+      `registered users (${report.seeding.contacts.toLocaleString('en-US')} compact/full, ${report.seeding.bigContacts.toLocaleString('en-US')})`,
+      [
+        count('registered_users_compact'),
+        count('registered_users_full'),
+        { perRequest: report.bigBookStatementsPerRequest, requests: 2 },
+      ],
+    ],
+  ];
+  for (const [label, counts] of groups) {
+    const known = counts.map((c) => c.perRequest).filter((v): v is number => typeof v === 'number');
+    const least = Math.min(...known);
+    const met =
+      known.length === counts.length
+        ? counts.every((c) => c.perRequest! - least <= 0.5 || (c.perRequest! - least) * c.requests <= 3)
+        : null;
+    add(`SQL statements per request constant: ${label}`, counts.map((c) => fmt(c.perRequest)).join(' / '), met);
+  }
+  if (report.soak) {
+    add('Soak: RSS < 250 MB', `max ${fmt(report.soak.maxRssMb, 1)} MB`, report.soak.maxRssMb < 250);
+    add(
+      `Soak: RSS growth < 10% (${report.soak.referenceSampleAtS} s → end of ${report.soak.seconds} s)`,
+      `${fmt(report.soak.rssAtReferenceMb, 1)} → ${fmt(report.soak.rssAtEndMb, 1)} MB (${fmt(report.soak.growthPct, 1)}%)`,
+      report.soak.growthPct < 10,
+    );
+  } else {
+    add('Soak: RSS < 250 MB and growth < 10%', 'no soak (--soak 0)', null);
+  }
+  const usersNote = report.seeding.users === 1_000_000 ? '' : ` (${report.seeding.users.toLocaleString('en-US')} users seeded)`;
+  add(`Seeding 1,000,000 users < 60 s${usersNote}`, `${fmt(report.seeding.seconds.users)} s`, report.seeding.users === 1_000_000 ? report.seeding.seconds.users < 60 : null);
+  return out;
+}
+
+function table(header: string[], rows: string[][], alignLeft = 1): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function render(report: Report, targets: TargetResult[]): string {
+  const rows = report.scenarios.map((s) => [
+    s.name,
+    fmt(s.service.reqPerSec, 0),
+    fmt(s.baseline.reqPerSec, 0) + (s.baselineFrom ? '*' : ''),
+    fmt(s.ratios.reqPerSec),
+    fmt(s.service.p50),
+    fmt(s.baseline.p50),
+    fmt(s.ratios.p50),
+    fmt(s.service.p99),
+    fmt(s.baseline.p99),
+    fmt(s.ratios.p99),
+    fmt(s.service.statementsPerRequest),
+    fmt(s.baseline.statementsPerRequest),
+    fmt(s.service.peakRssMb, 0),
+    String(s.service.requests),
+    String(s.service.non2xx + s.service.errors + (s.service.badBodies ?? 0) + (s.baselineFrom ? 0 : s.baseline.non2xx + s.baseline.errors)),
+  ]);
+  const header = [
+    'scenario',
+    'req/s svc',
+    'base',
+    'ratio',
+    'p50 ms svc',
+    'base',
+    'ratio',
+    'p99 ms svc',
+    'base',
+    'ratio',
+    'stmt/req svc',
+    'base',
+    'RSS MB',
+    'requests',
+    'failed',
+  ];
+  const out: string[] = [];
+  out.push('');
+  out.push(
+    `Benchmark${report.smoke ? ' (SMOKE: tiny data, figures meaningless)' : ''}: ${report.seeding.users.toLocaleString('en-US')} users, ` +
+      `${report.settings.connections} connections (registered users and deletes ${report.settings.heavyConnections}), ` +
+      `${report.settings.duration} s per run after ${report.settings.warmup} s warm-up; ` +
+      `${report.machine.cpus.length} × ${report.machine.cpus[0]?.model ?? 'cpu'}, node ${report.machine.node}`,
+  );
+  out.push('');
+  out.push(table(header, rows));
+  out.push('ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline. RSS: the service\'s peak during the scenario.');
+  out.push('');
+  const t = report.seeding.seconds;
+  out.push(
+    `Seeding: ${report.seeding.users.toLocaleString('en-US')} users ${fmt(t.users)} s, ` +
+      `${(report.seeding.contacts + report.seeding.bigContacts).toLocaleString('en-US')} contacts ${fmt(t.contacts)} s, ` +
+      `${report.seeding.messages.toLocaleString('en-US')} messages ${fmt(t.messages)} s; total ${fmt(t.total)} s ` +
+      `(with database creation and migrations); VACUUM ANALYZE afterwards ${fmt(t.analyze)} s (not counted).`,
+  );
+  out.push(`Peak RSS (VmHWM): service ${fmt(report.memory.servicePeakMb, 1)} MB, baseline ${fmt(report.memory.baselinePeakMb, 1)} MB.`);
+  if (report.soak) {
+    const s = report.soak;
+    out.push(
+      `Soak: ${s.seconds} s at ${s.rate} req/s (achieved ${fmt(s.achieved.reqPerSec, 0)}, p99 ${fmt(s.achieved.p99)} ms); ` +
+        `RSS ${fmt(s.rssAtReferenceMb, 1)} MB at ${s.referenceSampleAtS} s → ${fmt(s.rssAtEndMb, 1)} MB at the end (${fmt(s.growthPct, 1)}%), max ${fmt(s.maxRssMb, 1)} MB.`,
+    );
+  }
+  out.push(`Parity (service and baseline answer alike): ${report.parity.checked - report.parity.mismatches.length}/${report.parity.checked}.`);
+  out.push('');
+  out.push(table(['target', 'measured', 'result'], targets.map((r) => [r.target, r.value, r.met === null ? 'n/a' : r.met ? 'met' : 'MISSED']), 2));
+  if (report.warnings.length > 0) {
+    out.push('');
+    out.push('Warnings:');
+    for (const w of report.warnings) out.push(`  - ${w}`);
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+export function writeReport(report: Report, targets: TargetResult[], file: string | undefined): string {
+  const stamp = report.startedAt.replace(/[:.]/g, '-');
+  const target = file ?? path.resolve(__dirname, '..', 'artifacts', `bench-${report.smoke ? 'smoke-' : ''}${stamp}.json`);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, `${JSON.stringify({ ...report, targets }, null, 2)}\n`);
+  return target;
+}

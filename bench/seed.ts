@@ -1,0 +1,265 @@
+// The benchmark's database: created (dropped first) on the server, migrated
+// with openDatabase({migrate: true}), and seeded through the services' own
+// bulk methods, the code paths the service itself uses.
+import { Client } from 'pg';
+import { openDatabase } from '../src/db';
+import { createServices } from '../src/services';
+import { hashPassword } from '../src/services/secrets';
+import type { ImportedUser } from '../src/services/users';
+import type { BenchOptions } from './options';
+import { log, progress } from './progress';
+
+export type Target = 'service' | 'baseline';
+export type DeleteMode = 'me' | 'everyone';
+export const DELETE_SIZES = [1, 100, 1000] as const;
+export type DeleteSize = (typeof DELETE_SIZES)[number];
+
+/** Share of a pool's messages each delete size gets. */
+const DELETE_SHARES: Record<DeleteSize, number> = { 1: 0.04, 100: 0.16, 1000: 0.8 };
+
+export interface DeletePlan {
+  size: DeleteSize;
+  /** Requests of the excluded warm-up. */
+  warm: number;
+  /** Requests measured. */
+  measured: number;
+}
+
+/** How many requests each delete scenario gets from one pool of `perPool` messages. */
+export function deletePlan(perPool: number): DeletePlan[] {
+  return DELETE_SIZES.map((size) => {
+    const requests = Math.floor((perPool * DELETE_SHARES[size]) / size);
+    if (requests < 1) {
+      throw new Error(`--messages too small: each of the 4 pools needs room for at least one ${size}-id delete`);
+    }
+    const warm = Math.floor(requests / 10);
+    return { size, warm, measured: requests - warm };
+  });
+}
+
+/** Fresh message ids, one list per request: [warm-up requests, measured requests]. */
+export interface DeletePool {
+  warm: string[][];
+  measured: string[][];
+}
+
+export interface SeedResult {
+  databaseUrl: string;
+  applicationId: number;
+  callerId: number;
+  serviceToken: string;
+  baselineToken: string;
+  users: number;
+  /** Registered users the caller's global book matches. */
+  contactsMatching: number;
+  /** Registered users the caller's book 'big' matches. */
+  bigMatching: number;
+  messagesSeeded: number;
+  pools: Record<`${Target}:${DeleteMode}:${DeleteSize}`, DeletePool>;
+  /** Seconds. */
+  timings: { createDatabase: number; users: number; contacts: number; messages: number; total: number; analyze: number };
+}
+
+const seconds = (since: number) => Math.round((performance.now() - since) / 10) / 100;
+const pad7 = (n: number) => String(n).padStart(7, '0');
+export const userPhone = (externalId: number) => `+1555${pad7(externalId)}`;
+
+export function databaseUrl(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function admin(serverUrl: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function createDatabase(options: BenchOptions): Promise<void> {
+  await admin(options.serverUrl, `DROP DATABASE IF EXISTS ${options.database} WITH (FORCE)`);
+  await admin(options.serverUrl, `CREATE DATABASE ${options.database}`);
+}
+
+export async function dropDatabase(options: BenchOptions): Promise<void> {
+  await admin(options.serverUrl, `DROP DATABASE IF EXISTS ${options.database} WITH (FORCE)`);
+}
+
+/** `count` distinct external ids drawn from 3..max (1 is the caller, 2 the other occupant). */
+function sampleExternalIds(count: number, max: number): number[] {
+  const candidates = new Int32Array(max - 2);
+  for (let i = 0; i < candidates.length; i++) candidates[i] = i + 3;
+  const n = Math.min(count, candidates.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(Math.random() * (candidates.length - i));
+    const t = candidates[i]!;
+    candidates[i] = candidates[j]!;
+    candidates[j] = t;
+  }
+  return Array.from(candidates.subarray(0, n));
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+  return items;
+}
+
+/** A book of `size` contacts of which `share` are registered users' phones; returns the contacts and the matches. */
+function book(size: number, share: number, users: number, prefix: string): { contacts: { name: string; phone: string }[]; matching: number } {
+  const matches = sampleExternalIds(Math.round(size * share), users);
+  const contacts = matches.map((id) => ({ name: `Friend ${id}`, phone: userPhone(id) }));
+  for (let k = 1; contacts.length < size; k++) contacts.push({ name: `Stranger ${k}`, phone: `${prefix}${pad7(k)}` });
+  return { contacts: shuffle(contacts), matching: matches.length };
+}
+
+/** Runs `task` over `items` with at most `concurrency` in flight, in order of start. */
+async function pipeline<T>(items: Iterable<T>, concurrency: number, task: (item: T) => Promise<void>): Promise<void> {
+  const pending: Promise<void>[] = [];
+  for (const item of items) {
+    if (pending.length >= concurrency) await pending.shift();
+    const p = task(item);
+    p.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+    pending.push(p);
+  }
+  await Promise.all(pending);
+}
+
+export async function seed(options: BenchOptions): Promise<SeedResult> {
+  const startedAll = performance.now();
+  const url = databaseUrl(options.serverUrl, options.database);
+
+  let started = performance.now();
+  await createDatabase(options);
+  const db = await openDatabase({ url, migrate: true, poolMax: 4 });
+  const createSeconds = seconds(started);
+  const services = createServices(db);
+  try {
+    const { application } = await services.applications.create('bench');
+    const applicationId = application.id;
+
+    // Users: one password hash for everyone (hashing is deliberately slow),
+    // batches of options.userBatch, two statements in flight so that building
+    // the next batch overlaps the database's work on the previous one.
+    started = performance.now();
+    const passwordHash = hashPassword('bench-password');
+    const bar = progress('users (users.createMany)', options.users);
+    function* batches(): Generator<ImportedUser[]> {
+      for (let first = 1; first <= options.users; first += options.userBatch) {
+        const last = Math.min(options.users, first + options.userBatch - 1);
+        const batch: ImportedUser[] = [];
+        for (let id = first; id <= last; id++) {
+          batch.push({
+            login: `user${id}`,
+            passwordHash,
+            fullName: `Bench User ${id}`,
+            email: `user${id}@bench.example`,
+            phone: userPhone(id),
+            externalUserId: id,
+          });
+        }
+        yield batch;
+      }
+    }
+    await pipeline(batches(), 2, async (batch) => {
+      const created = await services.users.createMany(applicationId, batch);
+      if (created !== batch.length) throw new Error(`users.createMany created ${created} of ${batch.length} users`);
+      bar.increment(created);
+    });
+    bar.stop();
+    const usersSeconds = seconds(started);
+    log(`seeded ${options.users.toLocaleString('en-US')} users in ${usersSeconds} s`);
+
+    const asApp = { kind: 'application', applicationId, via: 'apiKey' } as const;
+    const caller = await services.users.findByExternalId(asApp, 1);
+    const other = await services.users.findByExternalId(asApp, 2);
+    const asCaller = { kind: 'user', applicationId, userId: caller.id, via: 'session' } as const;
+
+    // Address books: the global one for the load, 'big' for the correctness check.
+    started = performance.now();
+    const global = book(options.contacts, options.matchShare, options.users, '+1666');
+    const big = book(options.bigContacts, options.matchShare, options.users, '+1777');
+    const contactsBar = progress('contacts (addressBook.upload)', global.contacts.length + big.contacts.length);
+    for (const [udid, { contacts }] of [['', global], ['big', big]] as const) {
+      for (let i = 0; i < contacts.length; i += 10_000) {
+        const slice = contacts.slice(i, i + 10_000);
+        const result = await services.addressBook.upload(asCaller, slice, udid, false);
+        if (result.created !== slice.length) throw new Error(`addressBook.upload created ${result.created} of ${slice.length}`);
+        contactsBar.increment(slice.length);
+      }
+    }
+    contactsBar.stop();
+    const contactsSeconds = seconds(started);
+
+    // Messages: a dialog owned by the caller per target and delete mode, each
+    // holding a quarter of the messages; every delete request gets ids of its own.
+    started = performance.now();
+    const perPool = Math.floor(options.messages / 4);
+    const plan = deletePlan(perPool);
+    const pools = {} as SeedResult['pools'];
+    const messagesBar = progress('messages (messages.createMany)', perPool * 4);
+    let messagesSeeded = 0;
+    for (const target of ['service', 'baseline'] as const) {
+      for (const mode of ['me', 'everyone'] as const) {
+        const dialog = await services.messages.createDialog({ applicationId, ownerId: caller.id, occupantIds: [other.id] });
+        const ids: string[] = [];
+        for (let i = 0; i < perPool; i += 10_000) {
+          const bodies = Array.from({ length: Math.min(10_000, perPool - i) }, (_, k) => `bench message ${i + k}`);
+          ids.push(...(await services.messages.createMany({ dialogId: dialog.id, senderId: other.id, bodies })));
+          messagesBar.increment(bodies.length);
+        }
+        messagesSeeded += ids.length;
+        let next = 0;
+        const take = (size: number) => ids.slice(next, (next += size));
+        for (const { size, warm, measured } of plan) {
+          pools[`${target}:${mode}:${size}`] = {
+            warm: Array.from({ length: warm }, () => take(size)),
+            measured: Array.from({ length: measured }, () => take(size)),
+          };
+        }
+      }
+    }
+    messagesBar.stop();
+    const messagesSeconds = seconds(started);
+
+    const serviceToken = (await services.applications.createSession(applicationId, caller.id)).token;
+    const baselineToken = (await services.applications.createSession(applicationId, caller.id)).token;
+    const total = seconds(startedAll);
+
+    // Not part of the seeding time: what autovacuum would soon do on a
+    // freshly loaded database (statistics, visibility map for index-only scans).
+    started = performance.now();
+    await db.pool.query('VACUUM (ANALYZE)');
+    const analyze = seconds(started);
+
+    return {
+      databaseUrl: url,
+      applicationId,
+      callerId: caller.id,
+      serviceToken,
+      baselineToken,
+      users: options.users,
+      contactsMatching: global.matching,
+      bigMatching: big.matching,
+      messagesSeeded,
+      pools,
+      timings: {
+        createDatabase: createSeconds,
+        users: usersSeconds,
+        contacts: contactsSeconds,
+        messages: messagesSeconds,
+        total,
+        analyze,
+      },
+    };
+  } finally {
+    await services.close();
+    await db.close();
+  }
+}

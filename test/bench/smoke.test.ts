@@ -1,0 +1,116 @@
+// The benchmark harness on tiny data (`npm run bench -- --smoke`), so that it
+// cannot rot: it seeds a database of its own on the TEST_DATABASE_URL server,
+// starts the service and the baseline, runs every scenario for a second and
+// writes its JSON report, which must hold every figure. The figures
+// themselves mean nothing at this size and are not judged here.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const serverUrl = process.env.TEST_DATABASE_URL;
+const ROOT = path.resolve(__dirname, '..', '..');
+
+const SCENARIOS = [
+  'rest_user_lookup',
+  'graphql_user_lookup',
+  'registered_users_compact',
+  'registered_users_full',
+  'delete_me_1',
+  'delete_me_100',
+  'delete_me_1000',
+  'delete_everyone_1',
+  'delete_everyone_100',
+  'delete_everyone_1000',
+];
+
+if (!serverUrl) {
+  console.warn(
+    'test/bench/smoke.test.ts skipped: the benchmark harness needs a PostgreSQL server. ' +
+      'Run with TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm test',
+  );
+}
+
+(serverUrl ? describe : describe.skip)('npm run bench -- --smoke', () => {
+  let dir: string;
+  let report: any;
+  let output = '';
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'bench-smoke-'));
+    const out = path.join(dir, 'report.json');
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--out', out], {
+        cwd: ROOT,
+        // The harness creates (and drops) a database of its own on the test server.
+        env: { ...process.env, DATABASE_URL: serverUrl, CI: process.env.CI ?? 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.on('error', reject);
+      child.on('exit', resolve);
+    });
+    if (code !== 0) throw new Error(`bench --smoke exited with ${code}:\n${output.slice(-4000)}`);
+    report = JSON.parse(readFileSync(out, 'utf8'));
+  }, 240_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const numeric = (value: unknown) => typeof value === 'number' && Number.isFinite(value);
+
+  it('reports every scenario with req/s, p50, p99, statements per request and ratios for service and baseline', () => {
+    expect(report.smoke).toBe(true);
+    expect(report.scenarios.map((s: { name: string }) => s.name)).toEqual(SCENARIOS);
+    for (const scenario of report.scenarios) {
+      for (const side of ['service', 'baseline']) {
+        const figures = scenario[side];
+        for (const key of ['reqPerSec', 'p50', 'p99', 'statementsPerRequest']) {
+          if (!numeric(figures[key])) throw new Error(`${scenario.name} ${side}.${key} is ${figures[key]}`);
+        }
+        expect(figures.requests).toBeGreaterThan(0);
+        expect(figures.non2xx).toBe(0);
+      }
+      for (const key of ['reqPerSec', 'p50', 'p99']) {
+        if (!numeric(scenario.ratios[key])) throw new Error(`${scenario.name} ratios.${key} is ${scenario.ratios[key]}`);
+      }
+      expect(numeric(scenario.service.peakRssMb)).toBe(true);
+    }
+  });
+
+  it('deletes fresh ids in every delete scenario', () => {
+    for (const scenario of report.scenarios.filter((s: { name: string }) => s.name.startsWith('delete_'))) {
+      for (const side of ['service', 'baseline']) {
+        expect(scenario[side].idsSent).toBeGreaterThan(0);
+        expect(scenario[side].idsDeleted).toBe(scenario[side].idsSent);
+      }
+    }
+  });
+
+  it('answers the big address book correctly (more contacts than PostgreSQL has bind parameters)', () => {
+    expect(report.seeding.bigContacts).toBeGreaterThan(65_535);
+    expect(report.correctness.length).toBeGreaterThanOrEqual(2);
+    for (const check of report.correctness) {
+      if (!check.passed) throw new Error(`${check.name}: ${check.detail}`);
+    }
+  });
+
+  it('finds the baseline answering what the service answers', () => {
+    expect(report.parity.checked).toBeGreaterThan(0);
+    expect(report.parity.mismatches).toEqual([]);
+  });
+
+  it('reports the soak, the seeding time, the machine and every target', () => {
+    expect(numeric(report.soak.rssAtReferenceMb)).toBe(true);
+    expect(numeric(report.soak.rssAtEndMb)).toBe(true);
+    expect(numeric(report.soak.growthPct)).toBe(true);
+    expect(numeric(report.seeding.seconds.users)).toBe(true);
+    expect(report.machine.cpus.length).toBeGreaterThan(0);
+    expect(report.machine.node).toBe(process.version);
+    expect(report.targets.length).toBeGreaterThanOrEqual(10);
+    for (const target of report.targets) expect([true, false, null]).toContain(target.met);
+    expect(output).toMatch(/rest_user_lookup/);
+  });
+});
