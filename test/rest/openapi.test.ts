@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { type App, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import type { OpenApiDocument, Operation, Response } from '../../src/rest/openapi';
-import { type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const DELETE = { path: '/chat/Message/{ids}.json', method: 'delete' } as const;
@@ -439,15 +439,7 @@ describe('503: the database cannot be reached', () => {
   async function down(method: string, path: string, body?: unknown): Promise<HttpResult> {
     const headers: Record<string, string> = { 'SVC-Token': 'any-token' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed };
+    return fetchResult(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   }
 
   test('every path answers 503 in its documented shape', async () => {

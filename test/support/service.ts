@@ -38,6 +38,19 @@ export interface GraphQLResult extends HttpResult {
   body: { data?: any; errors?: { message: string; extensions?: { code?: string; field?: string } }[] };
 }
 
+/** fetch, with the body read as text and parsed as JSON when it is JSON. */
+export async function fetchResult(url: string, init: RequestInit): Promise<HttpResult> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
 export const usingServer = (): boolean => Boolean(process.env.TEST_RUN_DATABASE_URL);
 
 export async function openTestDatabase(): Promise<Database> {
@@ -64,15 +77,7 @@ export async function startService(): Promise<TestService> {
         headers['content-type'] ??= 'application/json';
       }
     }
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed };
+    return fetchResult(`${baseUrl}${path}`, { method, headers, body });
   }
 
   async function call(method: string, path: string, options?: RequestOptions): Promise<HttpResult> {
