@@ -136,10 +136,7 @@ export class MessagesService {
 
   /** Creates a message from an occupant of the dialog. */
   async createMessage(input: { dialogId: string; senderId: number; body: string }) {
-    const occupant = await this.prisma.dialogOccupant.findUnique({
-      where: { dialogId_userId: { dialogId: input.dialogId, userId: input.senderId } },
-    });
-    if (!occupant) throw badInput('senderId', 'the sender must be an occupant of the dialog');
+    await this.assertOccupant(input.dialogId, input.senderId);
     return this.prisma.message.create({
       data: { id: newObjectId(), dialogId: input.dialogId, senderId: input.senderId, body: input.body },
       select: { id: true, senderId: true, body: true },
@@ -148,15 +145,17 @@ export class MessagesService {
 
   /** Creates many messages from one occupant in one statement (imports, the benchmark's seed). */
   async createMany(input: { dialogId: string; senderId: number; bodies: readonly string[] }): Promise<string[]> {
-    const occupant = await this.prisma.dialogOccupant.findUnique({
-      where: { dialogId_userId: { dialogId: input.dialogId, userId: input.senderId } },
-    });
-    if (!occupant) throw badInput('senderId', 'the sender must be an occupant of the dialog');
+    await this.assertOccupant(input.dialogId, input.senderId);
     const ids = input.bodies.map(() => newObjectId());
     await this.prisma.$executeRaw`
       INSERT INTO messages (id, dialog_id, sender_id, body)
       SELECT id, ${input.dialogId}, ${input.senderId}, body FROM unnest(${ids}::text[], ${[...input.bodies]}::text[]) AS t(id, body)`;
     return ids;
+  }
+
+  private async assertOccupant(dialogId: string, userId: number): Promise<void> {
+    const occupant = await this.prisma.dialogOccupant.findUnique({ where: { dialogId_userId: { dialogId, userId } } });
+    if (!occupant) throw badInput('senderId', 'the sender must be an occupant of the dialog');
   }
 
   /** What `userId`'s history of the dialog shows: neither deleted for everyone nor hidden for them. */

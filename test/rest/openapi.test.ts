@@ -9,7 +9,7 @@ import { type App, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import type { OpenApiDocument, Operation, Response } from '../../src/rest/openapi';
 import { fetchResult, type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
-import { seedTenant, type Tenant } from '../support/seed';
+import { createFullUser, seedTenant, type Tenant } from '../support/seed';
 
 const DELETE = { path: '/chat/Message/{ids}.json', method: 'delete' } as const;
 const REGISTERED = { path: '/address_book/registered_users.json', method: 'get' } as const;
@@ -360,19 +360,7 @@ describe('GET /users/external/{external_user_id}.json', () => {
   beforeAll(async () => {
     t = await seedTenant(service.app.services);
     // One user with every optional field set, one with none.
-    await service.app.services.users.create({
-      applicationId: t.applicationId,
-      login: 'full',
-      password: 'password123',
-      fullName: 'Full Record',
-      email: 'full@example.com',
-      phone: '+4915112345678',
-      website: 'https://example.com/full',
-      externalUserId: 4242,
-      facebookId: 'fb-4242',
-      twitterId: 'tw-4242',
-      userTags: ['alpha', 'beta'],
-    });
+    await createFullUser(service.app.services, t.applicationId);
     await service.app.services.users.create({ applicationId: t.applicationId, login: 'bare', password: 'password123', externalUserId: 777 });
   });
   const lookup = (id: string | number, headers: Record<string, string>) => send('GET', `/users/external/${id}.json`, { headers });

@@ -2,7 +2,7 @@
 // field set and formats, tenant isolation, and every error shape of the lookup.
 import { USER_FIELDS } from '../support/records';
 import { startService, type TestService } from '../support/service';
-import { seedTenant, type Tenant } from '../support/seed';
+import { createFullUser, seedTenant, type Tenant } from '../support/seed';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 
@@ -40,20 +40,7 @@ describe('a successful lookup', () => {
 
   test('the record has exactly the nineteen fields of the spec, in snake_case, with the stored values', async () => {
     const t = await seedTenant(service.app.services);
-    const users = service.app.services.users;
-    const full = await users.create({
-      applicationId: t.applicationId,
-      login: 'full',
-      password: 'password123',
-      fullName: 'Full Record',
-      email: 'full@example.com',
-      phone: '+4915112345678',
-      website: 'https://example.com/full',
-      externalUserId: 4242,
-      facebookId: 'fb-4242',
-      twitterId: 'tw-4242',
-      userTags: ['alpha', 'beta'],
-    });
+    const full = await createFullUser(service.app.services, t.applicationId);
     const res = await lookup(4242, t.as.owner);
     expect(res.status).toBe(200);
     const user = res.body.user;

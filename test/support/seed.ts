@@ -89,3 +89,20 @@ export async function seedTenant(services: Services): Promise<Tenant> {
 export async function historyIds(services: Services, dialogId: string, userId: number): Promise<string[]> {
   return (await services.messages.history(dialogId, userId)).map((m) => m.id);
 }
+
+/** A user with every optional field set (external id 4242, login "full"). */
+export function createFullUser(services: Services, applicationId: number): Promise<User> {
+  return services.users.create({
+    applicationId,
+    login: 'full',
+    password: 'password123',
+    fullName: 'Full Record',
+    email: 'full@example.com',
+    phone: '+4915112345678',
+    website: 'https://example.com/full',
+    externalUserId: 4242,
+    facebookId: 'fb-4242',
+    twitterId: 'tw-4242',
+    userTags: ['alpha', 'beta'],
+  });
+}
