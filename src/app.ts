@@ -10,14 +10,18 @@ import { GraphQLError } from 'graphql';
 import { createContext, credentialsFromHeaders, type Context } from './context';
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
+import { graphqlArmor, parseOptions } from './graphql/limits';
 import { buildSchema } from './graphql/schema';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
+import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
+import { registerSecurity, type SecurityOptions } from './http/security';
 import { registerOpenApi } from './rest/openapi';
 import { type ErrorStyle, sendError } from './rest/respond';
 import { isRouteNotFound, registerRestRoutes } from './rest/routes';
 import { createServices, type Services } from './services';
 import type { AuthOptions } from './services/auth';
+import type { Config } from './config';
 
 export interface AppOptions {
   database: Database;
@@ -31,6 +35,28 @@ export interface AppOptions {
   explorer?: ExplorerOptions;
   /** Credential caching (see AuthService). */
   auth?: AuthOptions;
+  /** Rate limits per credential and per address; false or undefined: none (tests, benchmarks). */
+  rateLimit?: RateLimitOptions | false;
+  /** CORS origins (security headers are always set). */
+  security?: SecurityOptions;
+  /** Trust X-Forwarded-For for the client address (behind a proxy you run). */
+  trustProxy?: boolean;
+}
+
+/** The options the configuration decides (main adds the logger and the explorer's headers). */
+export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database'> {
+  return {
+    introspection: config.GRAPHQL_INTROSPECTION,
+    metrics: config.METRICS_ENABLED,
+    explorer: { enabled: config.GRAPHQL_EXPLORER },
+    rateLimit: config.RATE_LIMIT_ENABLED && {
+      windowMs: config.RATE_LIMIT_WINDOW_MS,
+      perCredential: config.RATE_LIMIT_PER_CREDENTIAL,
+      perAddress: config.RATE_LIMIT_PER_ADDRESS,
+    },
+    security: { corsOrigins: config.CORS_ORIGINS },
+    trustProxy: config.TRUST_PROXY,
+  };
 }
 
 export interface App {
@@ -62,6 +88,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     http: { maxHeaderSize: MAX_URL_BYTES },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    trustProxy: options.trustProxy ?? false,
   });
 
   // An empty JSON body is no body: legacy clients send Content-Type:
@@ -98,13 +125,22 @@ export async function createApp(options: AppOptions): Promise<App> {
     statementCount: database.statementCount,
     metrics: options.metrics ?? true,
   });
+  // Before the routes: a client over its budget costs one counter lookup.
+  if (options.rateLimit) await registerRateLimits(fastify, options.rateLimit);
+  await registerSecurity(fastify, options.security ?? {});
 
+  const introspection = options.introspection ?? true;
+  // Depth, cost, aliases, directives and tokens; batching off.
+  const armor = graphqlArmor(introspection);
   const apollo = new ApolloServer<Context>({
     schema,
-    introspection: options.introspection ?? true,
+    introspection,
+    validationRules: armor.validationRules,
+    parseOptions,
+    allowBatchedHttpRequests: false,
     // The explorer page is served by the service itself (Apollo's own landing
     // pages load from a CDN and show nothing offline).
-    plugins: [fastifyApolloDrainPlugin(fastify), ApolloServerPluginLandingPageDisabled(), operationLabelPlugin],
+    plugins: [fastifyApolloDrainPlugin(fastify), ApolloServerPluginLandingPageDisabled(), operationLabelPlugin, ...armor.plugins],
     includeStacktraceInErrorResponses: false,
     formatError(formatted, error) {
       const original = error instanceof GraphQLError ? error.originalError : error;

@@ -30,6 +30,31 @@ const schema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   /** GET /metrics in Prometheus text format. */
   METRICS_ENABLED: flag.default(true),
+  /**
+   * Longest a statement may run, and longest a request waits for a pooled
+   * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
+   */
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  /** Rate limits (per instance; see the README). Off for benchmarks. */
+  RATE_LIMIT_ENABLED: flag.default(true),
+  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** Requests per window for one session token or API key. */
+  RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(1_200),
+  /** Requests per window from one client address, whatever its credentials. */
+  RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(6_000),
+  /** Take the client address from X-Forwarded-For (behind a proxy you run). */
+  TRUST_PROXY: flag.default(false),
+  /**
+   * Origins allowed to call the API from a browser: a comma-separated list,
+   * or * for any. Unset: no CORS headers, so browsers on other origins are refused.
+   */
+  CORS_ORIGINS: z
+    .string()
+    .transform((value) => (value.trim() === '*' ? ('*' as const) : value.split(',').map((o) => o.trim()).filter(Boolean)))
+    .refine((origins) => origins === '*' || origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), {
+      message: 'must be * or a comma-separated list of origins such as https://app.example.com',
+    })
+    .optional(),
 });
 
 type Parsed = z.infer<typeof schema>;

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   /** The database cannot be reached (or, for the admin CLI, is owned by another process). */
   SERVICE_UNAVAILABLE: 503,
   DATABASE_BUSY: 503,
+  /** The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection). */
+  DATABASE_TIMEOUT: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -42,6 +44,8 @@ export const MESSAGES = {
   malformedBody: 'Malformed request body',
   internal: 'Internal server error',
   databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',
+  databaseTimeout: 'Service temporarily unavailable: the database did not answer in time',
+  rateLimited: 'Too many requests',
 } as const;
 
 export interface AppErrorOptions {
@@ -77,9 +81,23 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+/**
+ * The bounds of DB_STATEMENT_TIMEOUT_MS: PostgreSQL cancelled the statement
+ * (57014), or no pooled connection came free in time.
+ */
+function isDatabaseTimeout(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    if (code === '57014') return true;
+    if (typeof message === 'string' && /timeout exceeded when trying to connect|canceling statement due to statement timeout/i.test(message)) return true;
+    e = cause;
+  }
+  return false;
+}
+
 /** Connection-level failures: the database is down, restarting or unreachable. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03']);
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
+const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
 
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
@@ -97,6 +115,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
  */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isDatabaseTimeout(error)) return new AppError('DATABASE_TIMEOUT', MESSAGES.databaseTimeout, { cause: error });
   if (isDatabaseUnavailable(error)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.databaseUnavailable, { cause: error });
   return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal, { cause: error });
 }

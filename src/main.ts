@@ -1,6 +1,6 @@
 // Entry point of `npm start`: configuration, database, HTTP service, signals.
 import pino from 'pino';
-import { createApp } from './app';
+import { appOptionsFromConfig, createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DIR,
     poolMax: config.DB_POOL_MAX,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     // The embedded database is always brought up to date: it has no other way.
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });
@@ -25,8 +26,7 @@ async function main(): Promise<void> {
   const logStream = pino.destination({ dest: 1, sync: false });
   const app = await createApp({
     database,
-    introspection: config.GRAPHQL_INTROSPECTION,
-    metrics: config.METRICS_ENABLED,
+    ...appOptionsFromConfig(config),
     explorer: { enabled: config.GRAPHQL_EXPLORER, defaultHeaders: () => explorerHeaders },
     logger: {
       level: config.LOG_LEVEL,

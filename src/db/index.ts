@@ -16,6 +16,11 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** Apply pending migrations now. */
   migrate?: boolean;
+  /**
+   * Bound on each statement (a server setting: PostgreSQL cancels it) and on
+   * the wait for a pooled connection, in ms; 0 for none. Default 5000.
+   */
+  statementTimeoutMs?: number;
 }
 
 export interface Database {
@@ -34,11 +39,17 @@ export interface Database {
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
   let embedded: EmbeddedDatabase | undefined;
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
+  const timeoutMs = options.statementTimeoutMs ?? 5_000;
   const pool = new Pool({
     connectionString: embedded?.url ?? options.url,
     // PGlite serves one connection; see openEmbeddedDatabase.
     max: embedded ? 1 : (options.poolMax ?? 10),
-    connectionTimeoutMillis: 5_000,
+    // A slow database fails requests at the bound (503 DATABASE_TIMEOUT)
+    // instead of letting them queue without end. PGlite runs one statement
+    // at a time in this process and has no timer to cancel it with: there only
+    // the wait for the connection is bounded.
+    connectionTimeoutMillis: timeoutMs,
+    ...(embedded || timeoutMs === 0 ? {} : { statement_timeout: timeoutMs }),
   });
   // An idle client whose server went away emits 'error'; the pool drops it and
   // the next query reconnects. Without a listener it would crash the process.

@@ -57,6 +57,9 @@ export class MigrationError extends Error {
 export async function migrate(pool: Pool, migrations = readMigrations()): Promise<string[]> {
   const client = await pool.connect();
   try {
+    // Migrations (and the wait for another instance's) are not requests: the
+    // pool's statement timeout does not apply to them.
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await client.query(CREATE_HISTORY_TABLE);
@@ -66,6 +69,7 @@ export async function migrate(pool: Pool, migrations = readMigrations()): Promis
       return pending.map((m) => m.name);
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await client.query('RESET statement_timeout');
     }
   } finally {
     client.release();

@@ -1,7 +1,7 @@
 // A real service for black-box tests: the app from createApp() listening on a
 // free loopback port, over the run's database (see jest.config.ts).
 import type { AddressInfo } from 'node:net';
-import { type App, createApp } from '../../src/app';
+import { type App, type AppOptions, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 
 export interface TestService {
@@ -58,9 +58,10 @@ export async function openTestDatabase(): Promise<Database> {
   return url ? openDatabase({ url, poolMax: 5, migrate: false }) : openDatabase({ dataDir: null });
 }
 
-export async function startService(): Promise<TestService> {
+/** `options`: createApp's, over the defaults (no rate limits, no logger). */
+export async function startService(options: Omit<Partial<AppOptions>, 'database'> = {}): Promise<TestService> {
   const db = await openTestDatabase();
-  const app = await createApp({ database: db });
+  const app = await createApp({ ...options, database: db });
   await app.fastify.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.fastify.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

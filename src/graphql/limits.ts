@@ -1,0 +1,41 @@
+// Limits on the GraphQL documents /graphql accepts (@escape.tech/graphql-armor),
+// so a single request cannot make the service parse, validate or resolve
+// without end. Every operation of the schema, the explorer's examples and the
+// explorer's introspection query fit well inside them (test/security).
+//
+// A document over a limit is refused before execution with 400 and
+// extensions.code GRAPHQL_VALIDATION_FAILED (tokens: GRAPHQL_PARSE_FAILED).
+// The REST paths run fixed, compiled operations and are not affected.
+import { ApolloArmor } from '@escape.tech/graphql-armor';
+
+export const GRAPHQL_LIMITS = {
+  /** Nesting of selections: the deepest real operation needs 3. */
+  maxDepth: 10,
+  /** graphql-armor's cost: objects 2, scalars 1, times depth. */
+  maxCost: 5_000,
+  /** Aliased fields per document: an alias multiplies the work of one field. */
+  maxAliases: 15,
+  /** Directives per document. */
+  maxDirectives: 50,
+  /** Lexical tokens per document: GraphiQL's introspection query has ~400. */
+  maxTokens: 2_000,
+} as const;
+
+/** graphql-js parse options: the token limit. */
+export const parseOptions = { maxTokens: GRAPHQL_LIMITS.maxTokens };
+
+/** `introspection`: whether the schema is public; if not, errors do not suggest field names either. */
+export function graphqlArmor(introspection: boolean): ReturnType<ApolloArmor['protect']> {
+  return new ApolloArmor({
+    maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true },
+    costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true },
+    maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
+    maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
+    // graphql-js counts tokens itself while parsing (Apollo's parseOptions,
+    // app.ts): one parse, and a clean 400. graphql-armor's plugin parses each
+    // new document a second time and fails with a 500 on syntax errors.
+    maxTokens: { enabled: false },
+    // "Did you mean …?" would spell out a schema that introspection hides.
+    blockFieldSuggestion: { enabled: !introspection },
+  }).protect();
+}
