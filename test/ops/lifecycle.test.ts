@@ -21,11 +21,11 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-/** `node --import tsx src/main.ts`: one process, so signals reach the service itself. */
+/** `npm start`'s command (`node --require tsx/cjs src/main.ts`): one process, so signals reach the service itself. */
 function startProcess(env: Record<string, string>): Started {
   const serverUrl = process.env.TEST_RUN_DATABASE_URL;
   const dataDir = path.join(work, `db-${Date.now()}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'src/main.ts'], {
     cwd: root,
     env: {
       ...process.env,
