@@ -26,6 +26,10 @@ export const parseOptions = { maxTokens: GRAPHQL_LIMITS.maxTokens };
 
 /** `introspection`: whether the schema is public; if not, errors do not suggest field names either. */
 export function graphqlArmor(introspection: boolean): ReturnType<ApolloArmor['protect']> {
+  // Introspection is exempt from depth and cost: the standard introspection
+  // query is 21 deep (its type-reference chain). Its abuse, nested
+  // fields { type { fields … } }, is refused by graphql-js's own
+  // MaxIntrospectionDepthRule, one of the specifiedRules Apollo always runs.
   return new ApolloArmor({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true },
     costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true },
