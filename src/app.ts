@@ -1,6 +1,8 @@
 // createApp(): the whole HTTP service — GraphQL at /graphql, the legacy REST
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
@@ -86,9 +88,20 @@ export async function createApp(options: AppOptions): Promise<App> {
     bodyLimit: 2 * 1024 * 1024,
     routerOptions: { maxParamLength: MAX_URL_BYTES },
     http: { maxHeaderSize: MAX_URL_BYTES },
-    return503OnClosing: true,
+    // While closing, requests on kept-alive connections get the 503 of the
+    // onRequest hook below, in the route's shape, not Fastify's own body.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     trustProxy: options.trustProxy ?? false,
+    // Requests Node's HTTP parser refuses (headers over maxHeaderSize,
+    // malformed HTTP) never reach a route: answered in the list shape.
+    clientErrorHandler: answerClientError,
+    // A path that is not valid percent-encoding (`/users/external/%zz.json`)
+    // fails before routing: answered in the route family's shape like any 400.
+    frameworkErrors(error, request, reply) {
+      const appError = error.code === 'FST_ERR_BAD_URL' ? new AppError('BAD_REQUEST', 'Malformed request path') : error;
+      return sendError(reply, fromFastifyError(appError), styleOfUrl(request.url));
+    },
   });
 
   // An empty JSON body is no body: legacy clients send Content-Type:
@@ -108,10 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   await fastify.register(formbody);
 
   // Before any plugin registers: child contexts inherit the handlers set by then.
-  fastify.setNotFoundHandler((request, reply) => {
-    const style: ErrorStyle = request.url.startsWith('/users/external/') ? 'object' : 'list';
-    return sendError(reply, noRoute(request), style);
-  });
+  fastify.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request), styleOfUrl(request.url)));
 
   fastify.setErrorHandler((error, request, reply) => {
     const style: ErrorStyle =
@@ -120,14 +130,23 @@ export async function createApp(options: AppOptions): Promise<App> {
     return sendError(reply, fromFastifyError(error), style);
   });
 
+  let closing = false;
+  fastify.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown);
+  });
+
   registerObservability(fastify, {
     pool: database.pool,
     statementCount: database.statementCount,
     metrics: options.metrics ?? true,
   });
-  // Before the routes: a client over its budget costs one counter lookup.
-  if (options.rateLimit) await registerRateLimits(fastify, options.rateLimit);
+  // Security headers and CORS first, so that every answer carries them, a 429
+  // included (a browser could not read it otherwise). Then, before the routes,
+  // the rate limits: a client over its budget costs one counter lookup.
   await registerSecurity(fastify, options.security ?? {});
+  if (options.rateLimit) await registerRateLimits(fastify, options.rateLimit);
 
   const introspection = options.introspection ?? true;
   // Depth, cost, aliases, directives and tokens; batching off.
@@ -168,23 +187,50 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerExplorer(fastify, options.explorer ?? { enabled: true });
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
-  fastify.get('/readyz', async (_request, reply) => {
+  fastify.get('/readyz', async (request, reply) => {
     const readiness = await database.readiness();
-    return readiness.ready
-      ? reply.send({ status: 'ready' })
-      : reply.code(503).send({ status: 'unavailable', reason: readiness.reason });
+    if (readiness.ready) return reply.send({ status: 'ready' });
+    if (readiness.cause !== undefined) request.log.warn({ err: readiness.cause }, 'not ready');
+    return reply.code(503).send({ status: 'unavailable', reason: readiness.reason });
   });
 
   return {
     fastify,
     services,
     async close() {
+      closing = true;
       await fastify.close();
       // After the last request: write the session touches it left pending.
-      await services.close();
+      // With the database gone they are lost (sliding expiry and
+      // last_request_at of the last second): said in the log, not thrown.
+      await services.close().catch((error: unknown) => {
+        fastify.log.warn({ err: toAppError(error) }, 'pending session touches not written');
+      });
     },
   };
 }
+
+/** Node's 'clientError': the connection is answered and closed (as Node and Fastify do). */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const [status, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request line and headers too large']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request timeout']
+          : [400, 'Malformed HTTP request'];
+    const body = JSON.stringify({ errors: [message] });
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/** The error shape for a request no route took: the lookup's, or the list one. */
+const styleOfUrl = (url: string): ErrorStyle => (url.startsWith('/users/external/') ? 'object' : 'list');
 
 const noRoute = (request: FastifyRequest): AppError =>
   new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);

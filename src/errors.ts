@@ -45,6 +45,7 @@ export const MESSAGES = {
   internal: 'Internal server error',
   databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',
   databaseTimeout: 'Service temporarily unavailable: the database did not answer in time',
+  shuttingDown: 'Service temporarily unavailable: this instance is shutting down',
   rateLimited: 'Too many requests',
 } as const;
 
@@ -89,7 +90,7 @@ function isDatabaseTimeout(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
     const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
     if (code === '57014') return true;
-    if (typeof message === 'string' && /timeout exceeded when trying to connect|canceling statement due to statement timeout/i.test(message)) return true;
+    if (typeof message === 'string' && /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout/i.test(message)) return true;
     e = cause;
   }
   return false;
@@ -97,7 +98,7 @@ function isDatabaseTimeout(error: unknown): boolean {
 
 /** Connection-level failures: the database is down, restarting or unreachable. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03']);
-const UNAVAILABLE_MESSAGES = /Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
+const UNAVAILABLE_MESSAGES = /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
 
 function isDatabaseUnavailable(error: unknown): boolean {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {

@@ -4,6 +4,7 @@ import { appOptionsFromConfig, createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
+import { LOG_REDACT } from './http/observability';
 
 /** How long a shutdown may take before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
     logger: {
       level: config.LOG_LEVEL,
       stream: logStream,
-      redact: ['req.headers.authorization', 'req.headers["svc-token"]'],
+      redact: LOG_REDACT,
     },
   });
   const log = app.fastify.log;

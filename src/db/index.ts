@@ -32,7 +32,7 @@ export interface Database {
   /** SQL statements sent so far, whichever client sent them (Prisma, raw pg). */
   statementCount(): number;
   /** Whether the database answers and has every migration applied. */
-  readiness(): Promise<{ ready: true } | { ready: false; reason: string }>;
+  readiness(): Promise<{ ready: true } | { ready: false; reason: string; cause?: unknown }>;
   close(): Promise<void>;
 }
 
@@ -80,7 +80,8 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
             ? { ready: true }
             : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
         } catch (error) {
-          return { ready: false, reason: (error as Error).message };
+          // The driver's message (host, port) is for the log, not for whoever can reach /readyz.
+          return { ready: false, reason: 'database unreachable', cause: error };
         }
       },
       async close() {

@@ -116,3 +116,10 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
   }
   return registry;
 }
+
+/**
+ * pino paths main's logger redacts. The request lines carry no headers, but a
+ * logged request object (a plugin's, an error's) would: its credentials never
+ * reach a log (test/security/secrets.test.ts).
+ */
+export const LOG_REDACT = ['req.headers.authorization', 'req.headers["svc-token"]'];

@@ -30,6 +30,8 @@ export async function registerSecurity(fastify: FastifyInstance, options: Securi
   await fastify.register(helmet, {
     global: true,
     contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    // As the policy's frame-ancestors 'none' (helmet's default is SAMEORIGIN).
+    frameguard: { action: 'deny' },
     // Readable cross-origin only where CORS lets it be.
     crossOriginResourcePolicy: { policy: corsEnabled ? 'cross-origin' : 'same-origin' },
   });

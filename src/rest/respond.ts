@@ -31,6 +31,10 @@ export function errorBody(error: AppError, style: ErrorStyle): unknown {
 
 export function sendError(reply: FastifyReply, thrown: unknown, style: ErrorStyle): FastifyReply {
   const error = toAppError(thrown);
-  if (error.status >= 500) reply.log.error({ err: error.cause ?? error }, error.message);
+  // Failures with a cause (a bug, the database) are logged with it; a 503 the
+  // service chose itself (shutting down) is not an error of its own.
+  if (error.status === 500 || (error.status > 500 && error.cause !== undefined)) {
+    reply.log.error({ err: error.cause ?? error }, error.message);
+  }
   return reply.code(error.status).send(errorBody(error, style));
 }

@@ -170,7 +170,9 @@ export class AuthService {
 
   /** Writes the pending session touches (one statement, whatever their number). */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
+    // After the previous flush, whether it succeeded or not: a failed flush
+    // (database down) must not stop every later one.
+    this.flushing = this.flushing.catch(() => {}).then(async () => {
       if (this.touches.size === 0) return;
       const batch = this.touches;
       this.touches = new Map();

@@ -24,7 +24,11 @@ export function text(value: string, field: string): string {
 
 export function udidContext(udid: string | null | undefined): string {
   if (udid === null || udid === undefined || udid === '') return '';
-  if (udid.length > LIMITS.udidLength) throw badInput('udid', `udid must be at most ${LIMITS.udidLength} characters`);
+  // Characters as PostgreSQL counts them (varchar(64)): code points, not
+  // UTF-16 units. A string over 4 units per allowed character is too long anyway.
+  if (udid.length > LIMITS.udidLength && (udid.length > 4 * LIMITS.udidLength || [...udid].length > LIMITS.udidLength)) {
+    throw badInput('udid', `udid must be at most ${LIMITS.udidLength} characters`);
+  }
   return text(udid, 'udid');
 }
 
