@@ -36,16 +36,51 @@ export async function query<Params extends readonly unknown[], Row>(
   sql: Statement<Params, Row>,
   values: Params,
 ): Promise<Row[]> {
-  // Not pool.query(): it destroys the connection on any error, so every
-  // statement the server cancels (statement_timeout, under a slow database)
-  // would cost a new connection just when the database can least afford one.
-  // A connection that answered with an error is still good; one whose socket
-  // failed is not.
+  return withClient(pool, sql.name, (client) => run(client, sql, values));
+}
+
+/**
+ * `work` in one transaction on one connection (BEGIN … COMMIT, ROLLBACK when
+ * it throws). `name` names the failure, as a statement's name does.
+ */
+export async function transaction<T>(pool: Pool, name: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  return withClient(pool, name, async (client) => {
+    await client.query('BEGIN');
+    try {
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      // A connection that cannot roll back is broken: withClient then drops it.
+      await client.query('ROLLBACK');
+      throw error;
+    }
+  });
+}
+
+/** A named statement on a client already checked out (inside `transaction`). */
+export async function run<Params extends readonly unknown[], Row>(
+  client: PoolClient,
+  sql: Statement<Params, Row>,
+  values: Params,
+): Promise<Row[]> {
+  const result = await client.query({ name: sql.name, text: sql.text, values: values as unknown as unknown[] });
+  return result.rows as Row[];
+}
+
+/**
+ * A pooled connection for `work`. Not pool.query(): it destroys the
+ * connection on any error, so every statement the server cancels
+ * (statement_timeout, under a slow database) would cost a new connection just
+ * when the database can least afford one. A connection that answered with an
+ * error is still good; one whose socket failed is not.
+ */
+async function withClient<T>(pool: Pool, name: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
   let client: PoolClient;
   try {
     client = await pool.connect();
   } catch (error) {
-    throw new StatementError(sql.name, error);
+    throw new StatementError(name, error);
   }
   // A checked-out client's socket error (backend terminated, server gone) is
   // emitted as 'error': without a listener it would crash the process.
@@ -55,17 +90,17 @@ export async function query<Params extends readonly unknown[], Row>(
   };
   client.on('error', onError);
   try {
-    const result = await client.query({ name: sql.name, text: sql.text, values: values as unknown as unknown[] });
+    const result = await work(client);
     client.removeListener('error', onError);
     client.release(broken);
-    return result.rows as Row[];
+    return result;
   } catch (error) {
     client.removeListener('error', onError);
     client.release(broken ?? (isServerAnswer(error) ? undefined : (error as Error)));
     // Socket errors come from Node's own realm, where `instanceof Error` can
     // fail (graphql-js then hides them as "Unexpected error value"): always
     // throw an Error of ours, code kept, for toAppError to classify.
-    throw new StatementError(sql.name, error);
+    throw error instanceof StatementError ? error : new StatementError(name, error);
   }
 }
 

@@ -1,13 +1,14 @@
 // Address books: uploads, and the registered users they match.
 //
-// A user has one global book (udid "") and one per device udid. Both the
-// upload and the match are single statements: a forced upload replaces a book
-// atomically, so a concurrent read sees the old book or the new one, never a
-// mix; and the number of statements does not grow with the number of contacts
-// (contacts travel as two array parameters, not one parameter each).
+// A user has one global book (udid "") and one per device udid. The match is
+// one statement and the upload one statement in a transaction that first
+// locks the book: a forced upload replaces a book atomically, so a concurrent
+// read sees the old book or the new one, never a mix, and concurrent uploads
+// to one book apply one after the other. The number of statements does not
+// grow with the number of contacts (contacts travel as two array parameters).
 import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
-import { query, statement } from '../db/sql';
+import { query, run, statement, transaction } from '../db/sql';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
 import type { Caller } from './caller';
@@ -35,6 +36,12 @@ const REGISTERED_USERS = statement<[number, number, string], User>(
       -- of every user (measured: 35 ms against 490 ms over 1,000,000 users).
       AND u.phone = ANY(ARRAY(SELECT c.phone FROM contacts c WHERE c.user_id = $2 AND c.udid = $3))
     ORDER BY u.id`,
+);
+
+/** Serialises the writers of one book (user, udid) until their transaction ends. */
+const LOCK_BOOK = statement<[number, string], never>(
+  'address_book.lock_book',
+  'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
 );
 
 const UPLOAD = statement<[number, string, string[], string[], boolean], UploadResult>(
@@ -96,7 +103,16 @@ export class AddressBookService {
     });
     const phones = [...byPhone.keys()];
     const names = [...byPhone.values()];
-    const [result] = await query(this.pool, UPLOAD, [user.userId, context, phones, names, force]);
+    // One writer per book at a time. The upload statement's snapshot is taken
+    // when it starts, so it must start after the previous writer committed:
+    // otherwise a forced upload would not delete the contacts a concurrent
+    // one just inserted (the book would end as a mix of both lists), and two
+    // uploads inserting the same phones in different orders could deadlock.
+    // Readers take no lock.
+    const [result] = await transaction(this.pool, UPLOAD.name, async (client) => {
+      await run(client, LOCK_BOOK, [user.userId, context]);
+      return run(client, UPLOAD, [user.userId, context, phones, names, force]);
+    });
     return result!;
   }
 }

@@ -50,11 +50,11 @@ interface CachedSession {
 const TOUCH_SESSION = statement<[string, Date], { applicationId: number; userId: number | null }>(
   'auth.touch_session',
   `WITH s AS (
-     UPDATE sessions SET expires_at = $2::timestamptz + make_interval(secs => ${SESSION_TTL_SECONDS})
+     UPDATE sessions SET expires_at = GREATEST(sessions.expires_at, $2::timestamptz + make_interval(secs => ${SESSION_TTL_SECONDS}))
       WHERE token_hash = $1 AND expires_at > $2::timestamptz
      RETURNING application_id, user_id
    ), touched AS (
-     UPDATE users SET last_request_at = $2::timestamptz WHERE id = (SELECT user_id FROM s) RETURNING id
+     UPDATE users SET last_request_at = GREATEST(users.last_request_at, $2::timestamptz) WHERE id = (SELECT user_id FROM s) RETURNING id
    )
    SELECT application_id AS "applicationId", user_id AS "userId" FROM s`,
 );
