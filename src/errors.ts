@@ -46,6 +46,7 @@ export const MESSAGES = {
   databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',
   databaseTimeout: 'Service temporarily unavailable: the database did not answer in time',
   shuttingDown: 'Service temporarily unavailable: this instance is shutting down',
+  conflict: 'Service temporarily unavailable: a concurrent request conflicted with this one; retry',
   rateLimited: 'Too many requests',
 } as const;
 
@@ -96,6 +97,16 @@ function isDatabaseTimeout(error: unknown): boolean {
   return false;
 }
 
+/** Deadlock or serialization failure (40P01, 40001): nothing was written, a retry can succeed. */
+function isConflict(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+    const { code, cause } = e as { code?: unknown; cause?: unknown };
+    if (code === '40P01' || code === '40001') return true;
+    e = cause;
+  }
+  return false;
+}
+
 /** Connection-level failures: the database is down, restarting or unreachable. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03']);
 const UNAVAILABLE_MESSAGES = /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
@@ -116,6 +127,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
  */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isConflict(error)) return new AppError('DATABASE_BUSY', MESSAGES.conflict, { cause: error });
   if (isDatabaseTimeout(error)) return new AppError('DATABASE_TIMEOUT', MESSAGES.databaseTimeout, { cause: error });
   if (isDatabaseUnavailable(error)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.databaseUnavailable, { cause: error });
   return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal, { cause: error });
