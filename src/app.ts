@@ -2,13 +2,13 @@
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ValidationRule } from 'graphql';
 import { createContext, credentialsFromHeaders, type Context } from './context';
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
@@ -124,8 +124,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   fastify.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request), styleOfUrl(request.url)));
 
   fastify.setErrorHandler((error, request, reply) => {
+    // A route's own style; else /graphql's, or the style of the path (a path
+    // with no route for its method can still fail here, on its body).
     const style: ErrorStyle =
-      request.routeOptions.config?.errorStyle ?? (request.url.startsWith('/graphql') ? 'graphql' : 'list');
+      request.routeOptions.config?.errorStyle ?? (request.routeOptions.url === '/graphql' ? 'graphql' : styleOfUrl(request.url));
     if (isRouteNotFound(error)) return sendError(reply, noRoute(request), style);
     return sendError(reply, fromFastifyError(error), style);
   });
@@ -154,7 +156,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const apollo = new ApolloServer<Context>({
     schema,
     introspection,
-    validationRules: armor.validationRules,
+    validationRules: [...armor.validationRules, noSubscriptions],
+    // Not used by the service's clients; with a wrong hash Apollo would
+    // answer INTERNAL_SERVER_ERROR, the code kept for bugs.
+    persistedQueries: false,
     parseOptions,
     allowBatchedHttpRequests: false,
     // The explorer page is served by the service itself (Apollo's own landing
@@ -210,9 +215,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
 }
 
+/** The schema has no subscriptions: refused in validation (400), not at execution as a server error. */
+const noSubscriptions: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (node.operation === 'subscription') {
+      context.reportError(new GraphQLError('Subscriptions are not supported', { nodes: node }));
+    }
+  },
+});
+
 /** Node's 'clientError': the connection is answered and closed (as Node and Fastify do). */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  // A HEAD answer has no body: a client would choke on one.
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   if (socket.writable) {
     const [status, message] =
       error.code === 'HPE_HEADER_OVERFLOW'
@@ -223,7 +239,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     const body = JSON.stringify({ errors: [message] });
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   }
   socket.destroy(error);
