@@ -49,6 +49,10 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     // at a time in this process and has no timer to cancel it with: there only
     // the wait for the connection is bounded.
     connectionTimeoutMillis: timeoutMs,
+    // PGlite's socket serves one connection and frees its slot a moment after
+    // a client leaves: closing the idle connection (pg's default, after 10 s)
+    // would race the reconnect of the next request ("Too many connections").
+    idleTimeoutMillis: embedded ? 0 : 10_000,
     ...(embedded || timeoutMs === 0 ? {} : { statement_timeout: timeoutMs }),
   });
   // An idle client whose server went away emits 'error'; the pool drops it and

@@ -12,7 +12,9 @@ const opened: { db: EmbeddedDatabase; pool: Pool }[] = [];
 
 async function scratchDatabase(): Promise<Pool> {
   const db = await openEmbeddedDatabase(null);
-  const pool = new Pool({ connectionString: db.url, max: 1 });
+  // Never closed while idle: PGlite's socket frees its one slot a moment after
+  // a client leaves, and a reconnect in that moment is refused.
+  const pool = new Pool({ connectionString: db.url, max: 1, idleTimeoutMillis: 0 });
   opened.push({ db, pool });
   return pool;
 }
