@@ -66,7 +66,8 @@ function acquireLock(lockFile: string): () => void {
   return () => rmSync(lockFile, { force: true });
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process with this id runs (EPERM: it does, as another user). */
+export function isAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);

@@ -12,14 +12,14 @@
 // process that opens it, and the test must seed it and read it afterwards.
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { hashPassword } from '../../src/services/secrets';
 import { LONG, recordFigures } from '../support/figures';
-import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
+import { createPostgresInstance, freePort, type PostgresInstance } from '../support/postgres-instance';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const root = path.resolve(__dirname, '../..');
@@ -92,17 +92,6 @@ interface Service {
   port: number;
   output: string[];
   exited: Promise<{ code: number | null; at: number }>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** `npm start`'s command, one process (signals reach the service itself); resolves once /healthz answers. */

@@ -16,7 +16,7 @@
 import { contactCount, MEMBER_PHONE } from '../support/address-book';
 import { expectUntouched, history, sorted, UNKNOWN } from '../support/messages';
 import { recordFigures } from '../support/figures';
-import { type GraphQLResult, type HttpResult, startService, type TestService } from '../support/service';
+import { fetchResult, type GraphQLResult, type HttpResult, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const MiB2 = 2 * 1024 * 1024;
@@ -60,15 +60,7 @@ async function chunked(method: string, path: string, headers: Record<string, str
       controller.close();
     },
   });
-  const response = await fetch(`${service.baseUrl}${path}`, { method, headers, body: stream, duplex: 'half' } as RequestInit);
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, body: parsed };
+  return fetchResult(`${service.baseUrl}${path}`, { method, headers, body: stream, duplex: 'half' } as RequestInit);
 }
 
 /** A GraphQL operation's failure with HTTP 200: errors[0] carries the code, the field is null. */

@@ -40,6 +40,7 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFi
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { isAlive } from '../../src/db/embedded';
 
 export type InstanceKind = 'postgresql' | 'pglite';
 
@@ -161,28 +162,48 @@ function runBinary(binaries: Binaries, name: string, args: string[], cwd: string
   });
 }
 
-class ServerInstance implements PostgresInstance {
+/** What both kinds share: a temporary folder, a port kept across restarts, restart and destroy. */
+abstract class InstanceBase {
+  protected portNumber = 0;
+  protected constructor(protected readonly dir: string) {}
+
+  abstract start(): Promise<void>;
+  abstract stop(options?: { mode?: StopMode }): Promise<void>;
+
+  get port(): number {
+    return this.portNumber;
+  }
+
+  async restart(options: { mode?: StopMode } = {}): Promise<void> {
+    await this.stop(options);
+    await this.start();
+  }
+
+  async destroy(): Promise<void> {
+    try {
+      await this.stop({ mode: 'immediate' });
+    } finally {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
+
+class ServerInstance extends InstanceBase implements PostgresInstance {
   readonly kind = 'postgresql' as const;
   readonly description: string;
   readonly poolMax = 10;
-  private readonly dir: string;
   private readonly dataDir: string;
   private readonly logFile: string;
-  private portNumber = 0;
   private initialised = false;
   private up = false;
   constructor(private readonly binaries: Binaries) {
+    super(mkdtempSync(path.join(tmpdir(), `${SERVER_PREFIX}-`)));
     this.description = `PostgreSQL ${binaries.version} (${binaries.bin})`;
-    this.dir = mkdtempSync(path.join(tmpdir(), `${SERVER_PREFIX}-`));
     this.dataDir = path.join(this.dir, 'data');
     this.logFile = path.join(this.dir, 'server.log');
     // Who owns the instance: a later run stops it if this process died without destroy().
     writeFileSync(path.join(this.dir, OWNER_FILE), String(process.pid));
     if (binaries.runAs) chownSync(this.dir, binaries.runAs.uid, binaries.runAs.gid);
-  }
-
-  get port(): number {
-    return this.portNumber;
   }
 
   get url(): string {
@@ -224,18 +245,6 @@ class ServerInstance implements PostgresInstance {
     this.up = false;
   }
 
-  async restart(options: { mode?: StopMode } = {}): Promise<void> {
-    await this.stop(options);
-    await this.start();
-  }
-
-  async destroy(): Promise<void> {
-    try {
-      await this.stop({ mode: 'immediate' });
-    } finally {
-      rmSync(this.dir, { recursive: true, force: true });
-    }
-  }
 
   /** The server's log, for failure messages. */
   log(): string {
@@ -265,16 +274,6 @@ async function sweepStaleServers(binaries: Binaries): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 // ---------------------------------------------------------------------------
 // PGlite in a child process
 
@@ -301,16 +300,15 @@ const { PGLiteSocketServer } = require(process.env.PGLITE_SOCKET_MODULE);
 });
 `;
 
-class PgliteInstance implements PostgresInstance {
+class PgliteInstance extends InstanceBase implements PostgresInstance {
   readonly kind = 'pglite' as const;
   readonly description: string;
   readonly poolMax = 1;
-  private readonly dir: string;
   private child: ChildProcess | null = null;
   private exited: Promise<void> = Promise.resolve();
-  private portNumber = 0;
 
   constructor() {
+    super(mkdtempSync(path.join(tmpdir(), 'pglite-instance-')));
     const version = (() => {
       try {
         // The package's exports do not include its package.json: find it next to the entry point.
@@ -322,11 +320,6 @@ class PgliteInstance implements PostgresInstance {
       }
     })();
     this.description = `PGlite ${version} (child process; ${fallbackReason ?? 'forced'})`;
-    this.dir = mkdtempSync(path.join(tmpdir(), 'pglite-instance-'));
-  }
-
-  get port(): number {
-    return this.portNumber;
   }
 
   get url(): string {
@@ -374,22 +367,10 @@ class PgliteInstance implements PostgresInstance {
     this.child = null;
   }
 
-  async restart(options: { mode?: StopMode } = {}): Promise<void> {
-    await this.stop(options);
-    await this.start();
-  }
-
-  async destroy(): Promise<void> {
-    try {
-      await this.stop({ mode: 'immediate' });
-    } finally {
-      rmSync(this.dir, { recursive: true, force: true });
-    }
-  }
 }
 
 /** A port free on 127.0.0.1 now (the instance keeps it across restarts). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
