@@ -83,43 +83,41 @@ export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;
 }
 
+interface ErrorFields {
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
+}
+
+/** Whether the error or one of its causes (drivers wrap each other) matches. */
+function inCauseChain(error: unknown, matches: (code: string | undefined, message: string) => boolean): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+    const { code, message, cause } = e as ErrorFields;
+    if (matches(typeof code === 'string' ? code : undefined, typeof message === 'string' ? message : '')) return true;
+    e = cause;
+  }
+  return false;
+}
+
 /**
  * The bounds of DB_STATEMENT_TIMEOUT_MS: PostgreSQL cancelled the statement
  * (57014), or no pooled connection came free in time.
  */
-function isDatabaseTimeout(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
-    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
-    if (code === '57014') return true;
-    if (typeof message === 'string' && /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout/i.test(message)) return true;
-    e = cause;
-  }
-  return false;
-}
+const TIMEOUT_MESSAGES = /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout/i;
+const isDatabaseTimeout = (error: unknown): boolean =>
+  inCauseChain(error, (code, message) => code === '57014' || TIMEOUT_MESSAGES.test(message));
 
 /** Deadlock or serialization failure (40P01, 40001): nothing was written, a retry can succeed. */
-function isConflict(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
-    const { code, cause } = e as { code?: unknown; cause?: unknown };
-    if (code === '40P01' || code === '40001') return true;
-    e = cause;
-  }
-  return false;
-}
+const isConflict = (error: unknown): boolean => inCauseChain(error, (code) => code === '40P01' || code === '40001');
 
 /** Connection-level failures: the database is down, restarting or unreachable. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03']);
 const UNAVAILABLE_MESSAGES = /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
-
-function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
-    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
-    if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
-    if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
-    e = cause;
-  }
-  return false;
-}
+const isDatabaseUnavailable = (error: unknown): boolean =>
+  inCauseChain(
+    error,
+    (code, message) => (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) || UNAVAILABLE_MESSAGES.test(message),
+  );
 
 /**
  * Any thrown value as an AppError: itself, 503 when the database cannot be

@@ -48,7 +48,8 @@ export async function registerRateLimits(fastify: FastifyInstance, options: Rate
   fastify.addHook('onRequest', async (request, reply) => {
     if (UNLIMITED.has(request.url.split('?')[0] ?? '')) return;
     const address = await byAddress(request);
-    const credential = credentialKey(request) === '' ? undefined : await byCredential(request);
+    // The key (a hash) is computed once, by the limiter; here only whether there is one.
+    const credential = presentedCredential(request) === undefined ? undefined : await byCredential(request);
     let seconds = 0;
     for (const limit of [address, credential]) {
       if (limit && !limit.isAllowed && limit.isExceeded) seconds = Math.max(seconds, limit.ttlInSeconds, 1);
@@ -65,9 +66,15 @@ export async function registerRateLimits(fastify: FastifyInstance, options: Rate
  * per-credential budget slows down, and the per-address one bounds rotation.
  */
 function credentialKey(request: FastifyRequest): string {
-  const token = request.headers['svc-token'] ?? request.headers.authorization;
-  const value = Array.isArray(token) ? token[0] : token;
-  if (!value) return '';
+  const value = presentedCredential(request);
+  if (value === undefined) return '';
   // Prefixed: both budgets share the plugin's store with address keys.
   return `credential:${createHash('sha256').update(value).digest('base64url')}`;
+}
+
+/** The session token or API key header's value, if one is sent. */
+function presentedCredential(request: FastifyRequest): string | undefined {
+  const token = request.headers['svc-token'] ?? request.headers.authorization;
+  const value = Array.isArray(token) ? token[0] : token;
+  return value ? value : undefined;
 }
