@@ -3,8 +3,6 @@
 // same driver (pg + @prisma/adapter-pg) it uses for a real PostgreSQL server.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { AppError } from '../errors';
 
 export interface EmbeddedDatabase {
@@ -30,6 +28,10 @@ export async function openEmbeddedDatabase(dataDir: string | null): Promise<Embe
     releaseLock = acquireLock(`${path.resolve(dataDir)}.lock`);
   }
   try {
+    // Loaded here, not at the top: PGlite's WebAssembly PostgreSQL costs
+    // ~49 MB of resident memory as soon as it is imported, which a service
+    // running on a PostgreSQL server (DATABASE_URL) must not pay.
+    const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
     const db = await PGlite.create(dataDir === null ? undefined : { dataDir });
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await server.start();

@@ -5,6 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../__generated__/prisma/client';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
+import { setTransactionTimeout } from './sql';
 
 export type { PrismaClient };
 
@@ -21,12 +22,22 @@ export interface DatabaseOptions {
    * the wait for a pooled connection, in ms; 0 for none. Default 5000.
    */
   statementTimeoutMs?: number;
+  /**
+   * named (default): statements are prepared once per connection. unnamed:
+   * prepared on each call, and the statement timeout is set inside each
+   * transaction (SET LOCAL) instead of at connection start: both are what
+   * PgBouncer in transaction mode requires (a server connection serves many
+   * clients, so neither a prepared statement nor a session setting survives).
+   */
+  preparedStatements?: 'named' | 'unnamed';
 }
 
 export interface Database {
   readonly prisma: PrismaClient;
   readonly pool: Pool;
   readonly embedded: boolean;
+  /** The server's URL (undefined for the embedded database): for connections of their own, such as LISTEN. */
+  readonly url: string | undefined;
   /** Names of the migrations applied by this open. */
   readonly applied: string[];
   /** SQL statements sent so far, whichever client sent them (Prisma, raw pg). */
@@ -40,6 +51,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   let embedded: EmbeddedDatabase | undefined;
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
   const timeoutMs = options.statementTimeoutMs ?? 5_000;
+  const unnamed = options.preparedStatements === 'unnamed';
   const pool = new Pool({
     connectionString: embedded?.url ?? options.url,
     // PGlite serves one connection; see openEmbeddedDatabase.
@@ -53,8 +65,11 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     // a client leaves: closing the idle connection (pg's default, after 10 s)
     // would race the reconnect of the next request ("Too many connections").
     idleTimeoutMillis: embedded ? 0 : 10_000,
-    ...(embedded || timeoutMs === 0 ? {} : { statement_timeout: timeoutMs }),
+    // A startup parameter, which PgBouncer refuses: with unnamed statements
+    // (the pooler setting) it is set per transaction instead (src/db/sql.ts).
+    ...(embedded || timeoutMs === 0 || unnamed ? {} : { statement_timeout: timeoutMs }),
   });
+  if (unnamed && !embedded && timeoutMs > 0) setTransactionTimeout(pool, timeoutMs);
   // An idle client whose server went away emits 'error'; the pool drops it and
   // the next query reconnects. Without a listener it would crash the process.
   pool.on('error', () => {});
@@ -65,6 +80,13 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as { query: unknown }).query = (...args: unknown[]) => {
       statements++;
+      // Unnamed: the same statement text, sent without its name, so that no
+      // server connection is asked to remember it.
+      const [config] = args;
+      if (unnamed && typeof config === 'object' && config !== null && 'name' in config) {
+        const { name: _name, ...rest } = config as { name?: string };
+        return query(rest, ...args.slice(1));
+      }
       return query(...args);
     };
   });
@@ -75,6 +97,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       prisma,
       pool,
       embedded: embedded !== undefined,
+      url: embedded ? undefined : options.url,
       applied,
       statementCount: () => statements,
       async readiness() {

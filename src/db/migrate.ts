@@ -53,23 +53,39 @@ export class MigrationError extends Error {
   override name = 'MigrationError';
 }
 
-/** Applies the pending migrations; returns the names of those it applied. */
+/**
+ * Applies the pending migrations; returns the names of those it applied.
+ *
+ * Any number of instances may start at once: each migration is applied in a
+ * transaction that first takes a transaction-level advisory lock and then
+ * reads the history again, so one instance applies it and the others, having
+ * waited for the lock, find it applied. Transaction-level, not session-level:
+ * through PgBouncer in transaction mode a session lock could be taken on one
+ * server connection and released (or never released) on another.
+ */
 export async function migrate(pool: Pool, migrations = readMigrations()): Promise<string[]> {
   const client = await pool.connect();
+  const applied: string[] = [];
   try {
-    // Migrations (and the wait for another instance's) are not requests: the
-    // pool's statement timeout does not apply to them.
-    await client.query('SET statement_timeout = 0');
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    try {
-      await client.query(CREATE_HISTORY_TABLE);
-      const applied = await history(client);
-      const pending = checkHistory(migrations, applied);
-      for (const migration of pending) await applyOne(client, migration);
-      return pending.map((m) => m.name);
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-      await client.query('RESET statement_timeout');
+    for (;;) {
+      // Migrations (and the wait for another instance's) are not requests:
+      // the statement timeout does not apply to them (SET LOCAL: this
+      // transaction only, whatever connection a pooler lends).
+      await client.query('BEGIN; SET LOCAL statement_timeout = 0');
+      let next: Migration | undefined;
+      try {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+        await client.query(CREATE_HISTORY_TABLE);
+        next = checkHistory(migrations, await history(client))[0];
+        if (next) await applyOne(client, next);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        if (error instanceof MigrationError) throw error;
+        throw new MigrationError(`Migration ${next?.name ?? 'history'} failed: ${(error as Error).message}`);
+      }
+      if (!next) return applied;
+      applied.push(next.name);
     }
   } finally {
     client.release();
@@ -115,23 +131,13 @@ function checkHistory(migrations: Migration[], applied: HistoryRow[]): Migration
   return migrations.filter((m) => !byName.has(m.name));
 }
 
+/** Inside the caller's transaction: the migration and its history row commit together or not at all. */
 async function applyOne(client: PoolClient, migration: Migration): Promise<void> {
   const id = randomUUID();
-  // Each migration runs in one transaction: it is applied whole or not at all.
-  await client.query('BEGIN');
-  try {
-    await client.query(
-      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())',
-      [id, migration.checksum, migration.name],
-    );
-    await client.query(migration.sql);
-    await client.query(
-      'UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1',
-      [id],
-    );
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK');
-    throw new MigrationError(`Migration ${migration.name} failed: ${(error as Error).message}`);
-  }
+  await client.query(
+    'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())',
+    [id, migration.checksum, migration.name],
+  );
+  await client.query(migration.sql);
+  await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
 }

@@ -1,0 +1,88 @@
+// Address books: uploads, reading a book back, and the registered users they match.
+import { computed, fields, statement } from '../sql';
+import { USER_COLUMNS, USER_RECORD } from './users';
+
+// Registered users are read from address_book_matches, which triggers keep
+// up to date as contacts and users change (prisma/migrations/…_address_book_matches):
+// a range scan of the book's matches in its primary key's order (owner, udid,
+// user), each user then fetched by primary key. Probing users by phone per
+// contact instead cost 60–110 ms for 10,000 contacts against 1,000,000 users.
+// The application is checked again on the user row: the triggers only match
+// users of the owner's application, and this keeps a caller to their own.
+// The ids go through an array, not a join: the planner then probes users'
+// primary key once per match (in id order, no sort) instead of hash-joining a
+// sequential scan of every user, which it preferred for a book matching 5,000
+// of 300,000 users (measured, the 5,000 full records read by pg included:
+// 180 ms p50 as a join, 47 ms through the array; the old per-contact probe 78 ms).
+
+export const REGISTERED_USERS = statement({
+  name: 'address_book.registered_users',
+  params: ['int4', 'int4', 'text'],
+  columns: USER_RECORD,
+  text: `SELECT ${USER_COLUMNS}
+           FROM users u
+          WHERE u.id = ANY(ARRAY(SELECT m.user_id FROM address_book_matches m WHERE m.owner_id = $2 AND m.udid = $3))
+            AND u.application_id = $1
+          ORDER BY u.id`,
+});
+
+/** One page of registered users: those after user id $4 (0: from the start), at most $5. */
+export const REGISTERED_USERS_PAGE = statement({
+  name: 'address_book.registered_users_page',
+  params: ['int4', 'int4', 'text', 'int4', 'int4'],
+  columns: USER_RECORD,
+  text: `SELECT ${USER_COLUMNS}
+           FROM users u
+          WHERE u.id = ANY(ARRAY(SELECT m.user_id FROM address_book_matches m
+                                  WHERE m.owner_id = $2 AND m.udid = $3 AND m.user_id > $4
+                                  ORDER BY m.user_id LIMIT $5::int))
+            AND u.application_id = $1
+          ORDER BY u.id`,
+});
+
+/** Serialises the writers of one book (user, udid) until their transaction ends. */
+export const LOCK_BOOK = statement({
+  name: 'address_book.lock_book',
+  params: ['int4', 'text'],
+  columns: { locked: computed('void') },
+  text: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text)) AS locked',
+});
+
+export const CONTACTS = statement({
+  name: 'address_book.contacts',
+  params: ['int4', 'text'],
+  columns: fields('Contact', ['name', 'phone']),
+  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id',
+});
+
+/**
+ * $3/$4: the contacts to keep (phone, name); $6: the phones to destroy;
+ * $5 (force): also remove every contact not in $3.
+ */
+export const UPLOAD = statement({
+  name: 'address_book.upload',
+  params: ['int4', 'text', '_text', '_text', 'bool', '_text'],
+  columns: { created: computed('int4'), updated: computed('int4'), deleted: computed('int4') },
+  text: `WITH input AS (
+           SELECT * FROM unnest($3::text[], $4::text[]) AS t(phone, name)
+         ), removed AS (
+           DELETE FROM contacts c
+            WHERE c.user_id = $1 AND c.udid = $2
+              AND (c.phone = ANY($6::text[])
+                   -- NOT IN, not NOT EXISTS over the CTE: a hashed subplan, where NOT
+                   -- EXISTS rescanned the input per contact (10,000 × 10,000: seconds).
+                   -- Phones are never null here (validated), so NOT IN's null rule is moot.
+                   OR ($5::boolean AND c.phone NOT IN (SELECT i.phone FROM input i)))
+           RETURNING 1
+         ), upserted AS (
+           INSERT INTO contacts (user_id, udid, phone, name)
+           SELECT $1, $2, phone, name FROM input
+           ON CONFLICT (user_id, udid, phone) DO UPDATE
+              SET name = EXCLUDED.name, updated_at = now()
+            WHERE contacts.name IS DISTINCT FROM EXCLUDED.name
+           RETURNING (xmax = 0) AS inserted
+         )
+         SELECT (SELECT count(*) FROM upserted WHERE inserted)::int AS created,
+                (SELECT count(*) FROM upserted WHERE NOT inserted)::int AS updated,
+                (SELECT count(*) FROM removed)::int AS deleted`,
+});

@@ -1,0 +1,71 @@
+// Messages: the delete rules of the spec, bulk imports and histories.
+import { computed, fields, statement } from '../sql';
+
+/** Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) → hidden for them. */
+export const HIDE_FOR_USER = statement({
+  name: 'messages.hide_for_user',
+  params: ['int4', 'int4', '_text'],
+  columns: { ids: computed('_text') },
+  text: `WITH visible AS (
+           SELECT m.id
+             FROM messages m
+             JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
+             JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
+            WHERE m.id = ANY($3::text[]) AND m.deleted_at IS NULL
+         ), hidden AS (
+           INSERT INTO message_hides (message_id, user_id)
+           SELECT id, $2 FROM visible
+           ON CONFLICT DO NOTHING
+           RETURNING message_id
+         )
+         SELECT ARRAY(SELECT message_id FROM hidden) AS ids`,
+});
+
+/**
+ * Rule 2 ($2 = the user, force: must own every dialog; other applications'
+ * messages do not exist for them) and rule 3 ($2 null, API key: every message
+ * must belong to application $3). Either check failing → denied, nothing written.
+ */
+export const DELETE_FOR_EVERYONE = statement({
+  name: 'messages.delete_for_everyone',
+  params: ['_text', 'int4', 'int4'],
+  columns: { denied: computed('bool'), ids: computed('_text') },
+  text: `WITH target AS (
+           SELECT m.id, d.application_id, d.owner_id
+             FROM messages m
+             JOIN dialogs d ON d.id = m.dialog_id
+            WHERE m.id = ANY($1::text[]) AND m.deleted_at IS NULL
+              AND ($2::int IS NULL OR d.application_id = $3)
+         ), denied AS (
+           SELECT 1 FROM target
+            WHERE CASE WHEN $2::int IS NULL THEN application_id <> $3 ELSE owner_id <> $2::int END
+            LIMIT 1
+         ), deleted AS (
+           UPDATE messages m SET deleted_at = now()
+             FROM target t
+            WHERE m.id = t.id AND m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM denied)
+           RETURNING m.id
+         )
+         SELECT EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids`,
+});
+
+/** Many messages of one sender in one dialog, in one statement (imports, the benchmark's seed). */
+export const CREATE_MANY = statement({
+  name: 'messages.create_many',
+  params: ['text', 'int4', '_text', '_text'],
+  text: `INSERT INTO messages (id, dialog_id, sender_id, body)
+         SELECT id, $1, $2, body FROM unnest($3::text[], $4::text[]) AS t(id, body)`,
+});
+
+/** What user $2's history of dialog $1 shows: neither deleted for everyone nor hidden for them, oldest first. */
+export const HISTORY = statement({
+  name: 'messages.history',
+  params: ['text', 'int4'],
+  columns: fields('Message', ['id', 'senderId', 'body']),
+  text: `SELECT m.id, m.sender_id AS "senderId", m.body
+           FROM messages m
+           JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
+          WHERE m.dialog_id = $1 AND m.deleted_at IS NULL
+            AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)
+          ORDER BY m.created_at, m.id`,
+});
