@@ -1,10 +1,11 @@
 // The executable schema: the SDL files in schema/ (one per domain) with the
-// resolvers of src/graphql/resolvers.
+// resolver map that codegen generates from them (src/__generated__/resolvers.ts,
+// wiring the files of src/graphql/resolvers: one per root field).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
-import { resolvers } from './resolvers';
+import { resolvers } from '../__generated__/resolvers';
 
 export const SCHEMA_DIR = path.resolve(__dirname, '../../schema');
 

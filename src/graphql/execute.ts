@@ -1,0 +1,150 @@
+// Execution of /graphql documents: compiled once (graphql-jit, as the REST
+// paths' operations are), then run as plain functions, inside Apollo Server.
+//
+// Why: the CPU profile of the GraphQL lookup under load (BENCHMARKS.md) puts
+// graphql-js's execute (field collection, argument coercion, completeValue
+// per field of every request) at the top of the service's own frames; a
+// compiled query does that work once per document.
+//
+// How it fits in Apollo Server: as the executor of its gateway interface, the
+// one documented seam for replacing execution. Everything before execution
+// stays Apollo's: parsing, validation (our limits and rules), persisted and
+// trusted documents, CSRF prevention, plugins, error formatting and statuses.
+//
+// What keeps behaviour identical to graphql-js:
+// - variables are coerced by graphql-js first, so a bad variable fails with
+//   graphql-js's own message and location (Apollo answers those 400
+//   BAD_USER_INPUT by their shape); the compiled query only runs on variables
+//   that graphql-js accepted;
+// - a document is compiled the second time it is seen, not the first: a
+//   client sending ever-new documents pays graphql-js's price, not a
+//   compilation per request; compiled documents are kept in a bounded LRU;
+// - documents graphql-jit cannot compile, introspection (__schema, __type),
+//   and anything the compiled query refuses fall back to graphql-js.
+import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  execute,
+  getOperationAST,
+  GraphQLError,
+  type GraphQLSchema,
+  Kind,
+  type OperationDefinitionNode,
+  printSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import { getVariableValues } from 'graphql/execution/values';
+import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import { LRUCache } from 'lru-cache';
+import { inOperationSpan } from '../tracing/spans';
+
+export interface CompiledExecutionOptions {
+  /** Compiled documents kept (least recently used dropped first). */
+  maxDocuments?: number;
+  /** Times a document is seen before it is compiled. */
+  compileAfter?: number;
+}
+
+/**
+ * A document (under one operation name): how often it was seen, then either
+ * its compiled query with the operation it runs, or that it runs on graphql-js.
+ */
+type Entry = { seen: number; compiled?: { query: CompiledQuery; operation: OperationDefinitionNode }; fallback?: true };
+
+/** Counters for tests and metrics: how /graphql documents were executed. */
+export interface ExecutionStats {
+  compiled: number;
+  interpreted: number;
+}
+
+export function compiledExecution(
+  schema: GraphQLSchema,
+  options: CompiledExecutionOptions = {},
+): { gateway: GatewayInterface; stats: ExecutionStats } {
+  const compileAfter = options.compileAfter ?? 2;
+  const documents = new LRUCache<string, Entry>({ max: options.maxDocuments ?? 500 });
+  const stats: ExecutionStats = { compiled: 0, interpreted: 0 };
+
+  const interpret = (document: DocumentNode, contextValue: unknown, variableValues: Record<string, unknown> | undefined, operationName: string | undefined) => {
+    stats.interpreted++;
+    return execute({ schema, document, contextValue, variableValues, operationName }) as Promise<ExecutionResult> | ExecutionResult;
+  };
+
+  const executor: GatewayExecutor = async (requestContext) => {
+    const { document, queryHash, request, context } = requestContext;
+    const operationName = request.operationName ?? undefined;
+    const variables = request.variables ?? undefined;
+    // An absent operation name and an empty one are different requests to
+    // graphql-js (the empty one names no operation): keyed apart.
+    const key = `${queryHash}:${operationName === undefined ? '\u0000' : operationName}`;
+    let entry = documents.get(key);
+    if (!entry) {
+      entry = { seen: 0 };
+      documents.set(key, entry);
+    }
+    entry.seen++;
+    if (!entry.compiled && !entry.fallback && entry.seen >= compileAfter) {
+      const operation = getOperationAST(document, operationName);
+      if (!operation || operation.operation === 'subscription' || selectsIntrospection(document, operation.selectionSet)) entry.fallback = true;
+      else {
+        const result = compileQuery(schema, document, operationName);
+        if (isCompiledQuery(result)) entry.compiled = { query: result, operation };
+        else entry.fallback = true;
+      }
+    }
+    const compiled = entry.compiled;
+    const onGraphqlJs = () => interpret(document, context, variables, operationName);
+    if (!compiled) return onGraphqlJs();
+
+    // graphql-js decides whether the variables are acceptable, with its own errors.
+    const coerced = getVariableValues(schema, compiled.operation.variableDefinitions ?? [], variables ?? {});
+    if (coerced.errors) return onGraphqlJs();
+    const result = await inOperationSpan(document, () => compiled.query.query(undefined, context, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
+    // No data at all: graphql-jit refused the variables graphql-js accepted
+    // (it never ran a resolver). graphql-js then decides, as everywhere else.
+    if (!('data' in result) || result.data === undefined) return onGraphqlJs();
+    stats.compiled++;
+    return result.errors ? { ...result, errors: result.errors.map(asGraphQLJsError) } : result;
+  };
+
+  const gateway: GatewayInterface = {
+    async load() {
+      return { executor };
+    },
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: printSchema(schema) });
+      return () => {};
+    },
+    async stop() {},
+  };
+  return { gateway, stats };
+}
+
+/**
+ * graphql-jit's errors are GraphQLErrors by prototype only: they lack the
+ * `extensions` object every graphql-js error has, which Apollo Server's
+ * formatting reads. Rebuilt as graphql-js's, with the same message,
+ * locations, path and original error.
+ */
+function asGraphQLJsError(error: GraphQLError): GraphQLError {
+  const rebuilt = new GraphQLError(error.message, {
+    path: error.path,
+    originalError: error.originalError,
+    ...(error.extensions ? { extensions: error.extensions } : {}),
+  });
+  (rebuilt as { locations?: GraphQLError['locations'] }).locations = error.locations;
+  return rebuilt;
+}
+
+/** Root fields __schema or __type (directly, or through fragments): introspection, left to graphql-js. */
+function selectsIntrospection(document: DocumentNode, selectionSet: SelectionSetNode, seen = new Set<string>()): boolean {
+  return selectionSet.selections.some((s) => {
+    if (s.kind === Kind.FIELD) return s.name.value === '__schema' || s.name.value === '__type';
+    if (s.kind === Kind.INLINE_FRAGMENT) return selectsIntrospection(document, s.selectionSet, seen);
+    if (seen.has(s.name.value)) return false;
+    seen.add(s.name.value);
+    const fragment = document.definitions.find((d) => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === s.name.value);
+    return fragment?.kind === Kind.FRAGMENT_DEFINITION && selectsIntrospection(document, fragment.selectionSet, seen);
+  });
+}

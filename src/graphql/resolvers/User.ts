@@ -1,0 +1,6 @@
+import type { UserResolvers } from '../../__generated__/resolvers-types';
+
+// The Prisma User model (the mapper) matches the GraphQL User field for field,
+// so every field resolves by name. Should they ever differ, codegen adds a
+// field resolver stub here, and tsc fails until it is written.
+export const User: UserResolvers = {};
