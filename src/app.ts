@@ -1,29 +1,43 @@
 // createApp(): the whole HTTP service — GraphQL at /graphql, the legacy REST
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type ValidationRule } from 'graphql';
-import { createContext, credentialsFromHeaders, type Context } from './context';
+import { Counter } from 'prom-client';
+import { createContext, credentialsFromHeaders, DEFAULT_SESSION_TOKEN_HEADERS, type Context } from './context';
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
+import { failureHandling, formatGraphQLError } from './http/failures';
+import { compiledExecution, type ExecutionStats } from './graphql/execute';
 import { graphqlArmor, parseOptions } from './graphql/limits';
 import { buildSchema } from './graphql/schema';
+import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
-import { registerSecurity, type SecurityOptions } from './http/security';
+import { registerSchemaEndpoint } from './http/schema-endpoint';
+import { csrfPreflightHeaders, registerSecurity, type SecurityOptions } from './http/security';
 import { registerOpenApi } from './rest/openapi';
-import { type ErrorStyle, sendError } from './rest/respond';
-import { isRouteNotFound, registerRestRoutes } from './rest/routes';
-import { createServices, type Services } from './services';
-import type { AuthOptions } from './services/auth';
+import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
+import { registerRestRoutes, styleOfPath } from './rest/routes';
+import { createServices, type Services, type SessionsOptions } from './services';
+import { SESSION_TTL_SECONDS, type AuthOptions } from './services/auth';
+import { registerTracing } from './tracing/spans';
 import type { Config } from './config';
+import type { SharedRedis } from './scale/redis';
+import type { ReadReplicas } from './scale/replicas';
+import { postgresRevocations, redisRevocations, type RevocationBus } from './scale/revocations';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's context, made on first use (GraphQL, a REST route, or a hook). */
+    context?: Context;
+  }
+}
 
 export interface AppOptions {
   database: Database;
@@ -43,6 +57,31 @@ export interface AppOptions {
   security?: SecurityOptions;
   /** Trust X-Forwarded-For for the client address (behind a proxy you run). */
   trustProxy?: boolean;
+  /** Headers that carry a session token, lower case (default: svc-token, qb-token). */
+  sessionTokenHeaders?: readonly string[];
+  /** Seals applications' auth secrets (see createServices; tests may leave it out). */
+  secretsKey?: Buffer;
+  /** Session requests' timestamp window and failed-login budgets. */
+  sessions?: SessionsOptions;
+  /** Serve HTTPS with this PEM key and certificate chain (default: plain HTTP). */
+  https?: { key: string | Buffer; cert: string | Buffer };
+  /** Serve GET /schema.graphql (default true). */
+  schemaEndpoint?: boolean;
+  /** Trusted documents on /graphql (default: off, with automatic persisted queries). */
+  trustedDocuments?: TrustedDocumentsOptions;
+  /**
+   * Redis shared by the instances (REDIS_URL), connected by the caller, who
+   * closes it: rate-limit counters and, with `revocation`, its channel.
+   */
+  redis?: SharedRedis;
+  /**
+   * Tell other instances at once when a session ends or changes (default
+   * false: a single instance needs no one told). Through `redis` when given,
+   * else LISTEN/NOTIFY on the database server (not on the embedded database).
+   */
+  revocation?: boolean;
+  /** Read replicas (DATABASE_READ_URL), opened and closed by the caller. */
+  reads?: ReadReplicas;
 }
 
 /** The options the configuration decides (main adds the logger and the explorer's headers). */
@@ -55,15 +94,31 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       windowMs: config.RATE_LIMIT_WINDOW_MS,
       perCredential: config.RATE_LIMIT_PER_CREDENTIAL,
       perAddress: config.RATE_LIMIT_PER_ADDRESS,
+      onStoreError: config.RATE_LIMIT_ON_STORE_ERROR,
     },
+    // Another instance may share the database only when it is a server.
+    revocation: config.DATABASE_URL !== undefined,
     security: { corsOrigins: config.CORS_ORIGINS },
     trustProxy: config.TRUST_PROXY,
+    sessionTokenHeaders: config.SESSION_TOKEN_HEADERS,
+    sessions: {
+      timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S,
+      loginAttempts: {
+        windowMs: config.LOGIN_FAILURE_WINDOW_MS,
+        perLogin: config.LOGIN_FAILURES_PER_LOGIN,
+        perAddress: config.LOGIN_FAILURES_PER_ADDRESS,
+      },
+    },
+    schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
+    trustedDocuments: trustedDocumentsFromConfig(config),
   };
 }
 
 export interface App {
   readonly fastify: FastifyInstance;
   readonly services: Services;
+  /** How /graphql documents ran: compiled, or on graphql-js (src/graphql/execute.ts). */
+  readonly graphqlExecution: ExecutionStats;
   /** Stops accepting, drains in-flight requests, stops Apollo. The database is the caller's. */
   close(): Promise<void>;
 }
@@ -73,9 +128,23 @@ const MAX_URL_BYTES = 64 * 1024;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { database } = options;
-  const services = createServices(database, { auth: options.auth });
+  const services = createServices(database, {
+    auth: options.auth,
+    secretsKey: options.secretsKey,
+    sessions: { ...options.sessions, redis: options.redis },
+    reads: options.reads,
+  });
   const schema = buildSchema();
+  const sessionTokenHeaders = options.sessionTokenHeaders ?? DEFAULT_SESSION_TOKEN_HEADERS;
+  const contextOf = (request: FastifyRequest): Context =>
+    (request.context ??= createContext(
+      services,
+      credentialsFromHeaders(request.headers, sessionTokenHeaders),
+      request.id,
+      request.ip,
+    ));
 
+  const failures = failureHandling(styleOfPath);
   const fastify = Fastify({
     logger: options.logger ?? false,
     // registerObservability logs one line per request instead of fastify's two.
@@ -87,21 +156,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
     routerOptions: { maxParamLength: MAX_URL_BYTES },
-    http: { maxHeaderSize: MAX_URL_BYTES },
+    ...(options.https
+      ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES } }
+      : { http: { maxHeaderSize: MAX_URL_BYTES } }),
     // While closing, requests on kept-alive connections get the 503 of the
     // onRequest hook below, in the route's shape, not Fastify's own body.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     trustProxy: options.trustProxy ?? false,
     // Requests Node's HTTP parser refuses (headers over maxHeaderSize,
-    // malformed HTTP) never reach a route: answered in the list shape.
-    clientErrorHandler: answerClientError,
-    // A path that is not valid percent-encoding (`/users/external/%zz.json`)
-    // fails before routing: answered in the route family's shape like any 400.
-    frameworkErrors(error, request, reply) {
-      const appError = error.code === 'FST_ERR_BAD_URL' ? new AppError('BAD_REQUEST', 'Malformed request path') : error;
-      return sendError(reply, fromFastifyError(appError), styleOfUrl(request.url));
-    },
+    // malformed HTTP) never reach a route; a path that is not valid
+    // percent-encoding fails before routing: src/http/failures.ts answers both.
+    clientErrorHandler: failures.clientErrorHandler,
+    frameworkErrors: failures.frameworkErrors,
   });
 
   // An empty JSON body is no body: legacy clients send Content-Type:
@@ -120,17 +187,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   await fastify.register(formbody);
 
-  // Before any plugin registers: child contexts inherit the handlers set by then.
-  fastify.setNotFoundHandler((request, reply) => sendError(reply, noRoute(request), styleOfUrl(request.url)));
-
-  fastify.setErrorHandler((error, request, reply) => {
-    // A route's own style; else /graphql's, or the style of the path (a path
-    // with no route for its method can still fail here, on its body).
-    const style: ErrorStyle =
-      request.routeOptions.config?.errorStyle ?? (request.routeOptions.url === '/graphql' ? 'graphql' : styleOfUrl(request.url));
-    if (isRouteNotFound(error)) return sendError(reply, noRoute(request), style);
-    return sendError(reply, fromFastifyError(error), style);
-  });
+  failures.register(fastify);
 
   let closing = false;
   fastify.addHook('onRequest', async (_request, reply) => {
@@ -139,7 +196,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown);
   });
 
-  registerObservability(fastify, {
+  // No-op unless tracing was started (src/tracing).
+  registerTracing(fastify);
+  const metrics = registerObservability(fastify, {
     pool: database.pool,
     statementCount: database.statementCount,
     metrics: options.metrics ?? true,
@@ -147,49 +206,108 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Security headers and CORS first, so that every answer carries them, a 429
   // included (a browser could not read it otherwise). Then, before the routes,
   // the rate limits: a client over its budget costs one counter lookup.
-  await registerSecurity(fastify, options.security ?? {});
-  if (options.rateLimit) await registerRateLimits(fastify, options.rateLimit);
+  await registerSecurity(fastify, { ...options.security, sessionTokenHeaders });
+  if (options.rateLimit) {
+    await registerRateLimits(fastify, { redis: options.redis, metrics, ...options.rateLimit }, sessionTokenHeaders);
+  }
+
+  let revocations: RevocationBus | undefined;
+  if (options.revocation && options.redis) {
+    revocations = await redisRevocations(options.redis, services.auth);
+  } else if (options.revocation && database.url !== undefined) {
+    revocations = await postgresRevocations(
+      database.url,
+      async (channel, payload) => {
+        await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      },
+      services.auth,
+    );
+  }
+  services.auth.useRevocations(revocations);
+  new Counter({
+    name: 'credential_revocations_failed_total',
+    help: 'Session revocations the bus (Redis, NOTIFY) failed to send: other instances honour the session until their cache entry expires',
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(services.auth.revocationFailures);
+    },
+  });
+  const reads = options.reads;
+  if (reads) {
+    new Counter({
+      name: 'db_reads_routed_total',
+      help: 'Reads that may use a replica (lookups, registered users), by where they went and why',
+      labelNames: ['route'] as const,
+      registers: [metrics],
+      collect() {
+        this.reset();
+        for (const [route, count] of Object.entries(reads.routes)) this.inc({ route }, count);
+      },
+    });
+  }
+  new Counter({
+    name: 'session_touch_deadlock_retries_total',
+    help: 'Session-touch flushes run again after losing a deadlock',
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(services.auth.deadlockRetries);
+    },
+  });
+
+  // Every answer to a request made with a live session token says when that
+  // session now expires (each request moves it), as QuickBlox's API does: its
+  // SDKs renew the session by it.
+  fastify.addHook('onSend', async (request, reply) => {
+    const caller = request.context?.authenticated;
+    if (caller?.via !== 'session' || reply.hasHeader(SESSION_EXPIRY_HEADER)) return;
+    reply.header(SESSION_EXPIRY_HEADER, qbTime(new Date(Date.now() + SESSION_TTL_SECONDS * 1000)));
+  });
 
   const introspection = options.introspection ?? true;
   // Depth, cost, aliases, directives and tokens; batching off.
   const armor = graphqlArmor(introspection);
+  const trusted = registerTrustedDocuments(fastify, options.trustedDocuments ?? { mode: 'off' });
+  const execution = compiledExecution(schema);
   const apollo = new ApolloServer<Context>({
-    schema,
+    // The schema comes through the gateway interface with the compiled
+    // executor (src/graphql/execute.ts): Apollo parses, validates and formats;
+    // execution runs compiled documents.
+    gateway: execution.gateway,
     introspection,
     validationRules: [...armor.validationRules, noSubscriptions],
-    // Not used by the service's clients; with a wrong hash Apollo would
-    // answer INTERNAL_SERVER_ERROR, the code kept for bugs.
-    persistedQueries: false,
+    persistedQueries: trusted.persistedQueries,
+    csrfPrevention: { requestHeaders: csrfPreflightHeaders(sessionTokenHeaders) },
     parseOptions,
     allowBatchedHttpRequests: false,
     // The explorer page is served by the service itself (Apollo's own landing
     // pages load from a CDN and show nothing offline).
-    plugins: [fastifyApolloDrainPlugin(fastify), ApolloServerPluginLandingPageDisabled(), operationLabelPlugin, ...armor.plugins],
+    plugins: [
+      fastifyApolloDrainPlugin(fastify),
+      ApolloServerPluginLandingPageDisabled(),
+      // The schema sets no cache hints, and the cache-control plugin, on by
+      // default, wraps every field's resolver to collect them: the compiled
+      // documents would then call a resolver for each scalar field of each
+      // result instead of reading the property (BENCHMARKS.md).
+      ApolloServerPluginCacheControlDisabled(),
+      operationLabelPlugin,
+      ...armor.plugins,
+      trusted.plugin,
+    ],
     includeStacktraceInErrorResponses: false,
-    formatError(formatted, error) {
-      const original = error instanceof GraphQLError ? error.originalError : error;
-      // graphql-js's own errors (syntax, validation, variables) keep Apollo's codes.
-      if (!original || original instanceof GraphQLError) return formatted;
-      const appError = toAppError(original);
-      if (appError.status >= 500) fastify.log.error({ err: appError.cause ?? appError }, appError.message);
-      return {
-        message: appError.message,
-        locations: formatted.locations,
-        path: formatted.path,
-        extensions: { code: appError.code, ...(appError.field === undefined ? {} : { field: appError.field }) },
-      };
-    },
+    formatError: formatGraphQLError(fastify.log),
   });
   await apollo.start();
   await fastify.register(fastifyApollo(apollo), {
     path: '/graphql',
-    context: async (request) =>
-      linkContext(createContext(services, credentialsFromHeaders(request.headers), request.id), request),
+    context: async (request) => linkContext(contextOf(request), request),
   });
 
-  registerRestRoutes(fastify, schema, services);
+  registerRestRoutes(fastify, schema, contextOf);
   registerOpenApi(fastify);
-  registerExplorer(fastify, options.explorer ?? { enabled: true });
+  registerExplorer(fastify, { ...(options.explorer ?? { enabled: true }), requestHeaders: trusted.explorerHeaders });
+  registerSchemaEndpoint(fastify, options.schemaEndpoint ?? true);
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   fastify.get('/readyz', async (request, reply) => {
@@ -202,6 +320,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     fastify,
     services,
+    graphqlExecution: execution.stats,
     async close() {
       closing = true;
       await fastify.close();
@@ -211,6 +330,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await services.close().catch((error: unknown) => {
         fastify.log.warn({ err: toAppError(error) }, 'pending session touches not written');
       });
+      await revocations?.close();
     },
   };
 }
@@ -223,44 +343,3 @@ const noSubscriptions: ValidationRule = (context) => ({
     }
   },
 });
-
-/** Node's 'clientError': the connection is answered and closed (as Node and Fastify do). */
-function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  // A HEAD answer has no body: a client would choke on one.
-  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
-  if (socket.writable) {
-    const [status, message] =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request line and headers too large']
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'Request timeout']
-          : [400, 'Malformed HTTP request'];
-    const body = JSON.stringify({ errors: [message] });
-    socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
-    );
-  }
-  socket.destroy(error);
-}
-
-/** The error shape for a request no route took: the lookup's, or the list one. */
-const styleOfUrl = (url: string): ErrorStyle => (url.startsWith('/users/external/') ? 'object' : 'list');
-
-const noRoute = (request: FastifyRequest): AppError =>
-  new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
-
-/** Fastify's own request errors (body parsing, limits) in the service's terms. */
-function fromFastifyError(error: unknown): unknown {
-  if (error instanceof AppError) return error;
-  const { code, statusCode } = error as { code?: string; statusCode?: number };
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new AppError('PAYLOAD_TOO_LARGE', 'Request body too large');
-  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type: send application/json or application/x-www-form-urlencoded');
-  }
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-    return new AppError('BAD_REQUEST', `${MESSAGES.malformedBody}`);
-  }
-  return error;
-}

@@ -1,6 +1,9 @@
 // Configuration: read from the environment and validated once, at start.
 // A bad value stops the service with a message naming the variable.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
+import { newSecretsKey, parseSecretsKey } from './services/secrets';
 
 const flag = z
   .enum(['true', 'false', '1', '0'])
@@ -35,7 +38,44 @@ const schema = z.object({
    * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
    */
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
-  /** Rate limits (per instance; see the README). Off for benchmarks. */
+  /**
+   * named: each statement is parsed once per connection (fastest, direct to
+   * PostgreSQL or PgBouncer in session mode). unnamed: parsed on every call,
+   * and the statement timeout is set per transaction (SET LOCAL), which is
+   * what PgBouncer in transaction mode accepts.
+   */
+  DB_PREPARED_STATEMENTS: z.enum(['named', 'unnamed']).default('named'),
+  /**
+   * Read replicas (hot standbys), comma-separated postgres:// URLs: user
+   * lookups and registered users read there; writes and credential checks stay
+   * on DATABASE_URL.
+   */
+  DATABASE_READ_URL: z
+    .string()
+    .transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))
+    .refine((urls) => urls.length > 0 && urls.every((url) => /^postgres(ql)?:\/\//.test(url)), {
+      message: 'must be one or more comma-separated postgres:// or postgresql:// URLs',
+    })
+    .optional(),
+  /** A replica further behind the primary than this (ms of replay) is skipped. */
+  READ_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  /** How long a read waits for a replica to replay the caller's last write before reading the primary. */
+  READ_YOUR_WRITES_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(250),
+  /**
+   * Redis (redis:// or rediss://): shared rate-limit budgets, credential
+   * revocation and callers' last write positions across instances.
+   */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional(),
+  /** Prefix of every key and channel this service uses in Redis (several deployments can share one). */
+  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('chat-user-service:'),
+  /** How long the service waits for Redis at start before it gives up. */
+  REDIS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /** When the rate-limit store (Redis) fails: serve the request uncounted (open) or refuse it with 503 (closed). */
+  RATE_LIMIT_ON_STORE_ERROR: z.enum(['open', 'closed']).default('open'),
+  /** Rate limits (per instance, or shared through REDIS_URL; see the README). Off for benchmarks. */
   RATE_LIMIT_ENABLED: flag.default(true),
   RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** Requests per window for one session token or API key. */
@@ -55,6 +95,59 @@ const schema = z.object({
       message: 'must be * or a comma-separated list of origins such as https://app.example.com',
     })
     .optional(),
+  /**
+   * Headers that carry a session token (QuickBlox SDKs send QB-Token; the
+   * spec calls it SVC-Token). Compared case-insensitively.
+   */
+  SESSION_TOKEN_HEADERS: z
+    .string()
+    .transform((value) => value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean))
+    .refine((names) => names.length > 0 && names.every((name) => /^[a-z0-9-]{1,64}$/.test(name)), {
+      message: 'must be a comma-separated list of header names such as SVC-Token,QB-Token',
+    })
+    .refine((names) => !names.some((name) => ['authorization', 'on-behalf-of', 'content-type', 'host'].includes(name)), {
+      message: 'must not name Authorization, On-Behalf-Of, Content-Type or Host',
+    })
+    .default(['svc-token', 'qb-token']),
+  /** How far (seconds) a session request's signed timestamp may be from the server's clock. */
+  SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(3_600),
+  /** Failed password attempts allowed per login, and per client address, in LOGIN_FAILURE_WINDOW_MS. */
+  LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(10),
+  LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(100),
+  LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
+  /**
+   * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
+   * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when
+   * unset, a key is generated once into SECRETS_KEY_FILE.
+   */
+  SECRETS_KEY: z
+    .string()
+    .refine((value) => parseSecretsKey(value) !== undefined, { message: 'must be 32 bytes as 64 hex digits or base64' })
+    .optional(),
+  /**
+   * Serve HTTPS with this certificate chain and key (PEM files). QuickBlox's
+   * SDKs only ever call https:// URLs; behind a TLS-terminating proxy, leave unset.
+   */
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  TLS_KEY_FILE: z.string().min(1).optional(),
+  /** A file holding SECRETS_KEY (generated there outside production when missing). */
+  SECRETS_KEY_FILE: z.string().min(1).optional(),
+  /** GET /schema.graphql: the SDL (on in production too: the schema is not a secret for its clients). */
+  GRAPHQL_SCHEMA_ENDPOINT: flag.default(true),
+  /** Trusted documents on /graphql: off, allow (hashes accepted, free-form too) or enforce (manifest only). */
+  GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'enforce']).default('off'),
+  /** The persisted-documents manifest (hash → document) that allow and enforce load. */
+  GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: z.string().min(1).optional(),
+  /** OTLP/HTTP collector base URL: tracing is off unless it is set. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  /** service.name of the spans. */
+  OTEL_SERVICE_NAME: z.string().min(1).default('chat-user-service'),
+}).refine((env) => env.DATABASE_READ_URL === undefined || env.DATABASE_URL !== undefined, {
+  path: ['DATABASE_READ_URL'],
+  message: 'needs DATABASE_URL: replicas are of a PostgreSQL server, not of the embedded database',
+}).refine((env) => env.GRAPHQL_TRUSTED_DOCUMENTS === 'off' || env.GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST !== undefined, {
+  path: ['GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST'],
+  message: 'required when GRAPHQL_TRUSTED_DOCUMENTS is allow or enforce: the path of a persisted-documents manifest',
 });
 
 type Parsed = z.infer<typeof schema>;
@@ -75,9 +168,49 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const production = parsed.data.NODE_ENV === 'production';
+  if ((parsed.data.TLS_CERT_FILE === undefined) !== (parsed.data.TLS_KEY_FILE === undefined)) {
+    throw new ConfigError('Invalid configuration:\n  TLS_CERT_FILE, TLS_KEY_FILE: set both (HTTPS) or neither (HTTP)');
+  }
+  for (const name of ['TLS_CERT_FILE', 'TLS_KEY_FILE'] as const) {
+    const file = parsed.data[name];
+    if (file !== undefined && !existsSync(file)) throw new ConfigError(`Invalid configuration:\n  ${name}: ${file} does not exist`);
+  }
   return {
     ...parsed.data,
     GRAPHQL_EXPLORER: parsed.data.GRAPHQL_EXPLORER ?? !production,
     GRAPHQL_INTROSPECTION: parsed.data.GRAPHQL_INTROSPECTION ?? !production,
   };
+}
+
+/**
+ * The key that seals applications' auth secrets: SECRETS_KEY, else the one in
+ * SECRETS_KEY_FILE (default: `secrets.key` next to the embedded database's
+ * folder), which outside production is generated there on first use.
+ * `generated` tells main to say so: the key must be kept with the database.
+ */
+export function resolveSecretsKey(config: Config): { key: Buffer; file?: string; generated: boolean } {
+  if (config.SECRETS_KEY !== undefined) return { key: parseSecretsKey(config.SECRETS_KEY)!, generated: false };
+  if (config.NODE_ENV === 'production' && config.SECRETS_KEY_FILE === undefined) {
+    throw new ConfigError(
+      'Invalid configuration:\n  SECRETS_KEY: required in production (or SECRETS_KEY_FILE): 32 bytes as 64 hex digits or base64, e.g. `openssl rand -hex 32`',
+    );
+  }
+  const file = config.SECRETS_KEY_FILE ?? path.join(path.dirname(path.resolve(config.PGLITE_DIR)), 'secrets.key');
+  if (existsSync(file)) {
+    const key = parseSecretsKey(readFileSync(file, 'utf8'));
+    if (!key) throw new ConfigError(`Invalid configuration:\n  SECRETS_KEY_FILE: ${file} must hold 32 bytes as 64 hex digits or base64`);
+    return { key, file, generated: false };
+  }
+  if (config.NODE_ENV === 'production') {
+    throw new ConfigError(`Invalid configuration:\n  SECRETS_KEY_FILE: ${file} does not exist`);
+  }
+  const key = newSecretsKey();
+  mkdirSync(path.dirname(file), { recursive: true });
+  // wx: two processes starting at once must not each write a key of their own.
+  try {
+    writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  } catch {
+    return resolveSecretsKey(config);
+  }
+  return { key, file, generated: true };
 }

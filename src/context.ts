@@ -1,33 +1,73 @@
 // The per-request context, built the same way for GraphQL and for the REST
-// shim: the request id, the services, and the caller, resolved from the
-// credential headers on first use (so that introspection needs none) and then
-// memoised for the rest of the request.
+// shim: the request id, the client address, the services, and the caller,
+// resolved from the credential headers on first use (so that introspection
+// and session creation need none) and then memoised for the rest of the request.
 import type { Caller, Credentials, Services } from './services';
 
 export interface Context {
   readonly requestId: string;
+  /** The client's address (X-Forwarded-For only with TRUST_PROXY): failed-login budgets count by it. */
+  readonly address: string;
   readonly services: Services;
+  /** The session token the request sent, if any (a session's own `token` field echoes it). */
+  readonly sessionToken: string | undefined;
   /** Checks the request's credentials once; rejects with an AppError when they fail. */
   caller(): Promise<Caller>;
+  /** The caller once caller() has succeeded, for what the response reports (the session's expiry). */
+  readonly authenticated: Caller | undefined;
+  /** The request ended its own session: the response no longer reports an expiry for it. */
+  sessionEnded(): void;
 }
 
 type HeaderValue = string | string[] | undefined;
 
-/** Reads the credential headers. A header sent twice counts as its first value. */
-export function credentialsFromHeaders(headers: Record<string, HeaderValue>): Credentials {
+/** Names of the headers that carry a session token (lower case): the spec's, and QuickBlox SDKs'. */
+export const DEFAULT_SESSION_TOKEN_HEADERS = ['svc-token', 'qb-token'] as const;
+
+/**
+ * Reads the credential headers. A header sent twice counts as its first value;
+ * two different session-token headers at once are reported (a 400, like a
+ * token and an API key together).
+ */
+export function credentialsFromHeaders(
+  headers: Record<string, HeaderValue>,
+  tokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS,
+): Credentials {
   const one = (value: HeaderValue): string | undefined => (Array.isArray(value) ? value[0] : value);
+  let token: string | undefined;
+  let tokens = 0;
+  for (const name of tokenHeaders) {
+    const value = one(headers[name]);
+    if (value === undefined) continue;
+    tokens++;
+    token ??= value;
+  }
   return {
-    token: one(headers['svc-token']),
+    token,
+    severalTokens: tokens > 1,
     authorization: one(headers['authorization']),
     onBehalfOf: one(headers['on-behalf-of']),
   };
 }
 
-export function createContext(services: Services, credentials: Credentials, requestId: string): Context {
+export function createContext(services: Services, credentials: Credentials, requestId: string, address = ''): Context {
   let caller: Promise<Caller> | undefined;
+  let authenticated: Caller | undefined;
   return {
     requestId,
+    address,
     services,
-    caller: () => (caller ??= services.auth.authenticate(credentials)),
+    sessionToken: credentials.token,
+    caller: () =>
+      (caller ??= services.auth.authenticate(credentials).then((resolved) => {
+        authenticated = resolved;
+        return resolved;
+      })),
+    get authenticated() {
+      return authenticated;
+    },
+    sessionEnded() {
+      authenticated = undefined;
+    },
   };
 }

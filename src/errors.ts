@@ -1,38 +1,68 @@
-// Every expected failure of the service, in one place.
+// Every expected failure of the service, in one place: its code, HTTP
+// status, REST shape and meaning (ERRORS), the messages shared by both
+// surfaces, and the classification of anything thrown (toAppError). How a
+// failure becomes a response is src/http/failures.ts.
 //
 // Code is both the GraphQL `extensions.code` and the key the REST shim maps to
 // an HTTP status and body; resolvers and services throw AppError and never a
 // bare Error, so every failure a client can cause has a documented shape.
 
-export const ERROR_STATUS = {
-  /** Malformed request: unreadable body, malformed headers, conflicting credentials. */
-  BAD_REQUEST: 400,
-  /** No credentials, or credentials that name no live session or key. */
-  UNAUTHENTICATED: 401,
-  /** Valid credentials that may not do this (e.g. an application token where a user is needed). */
-  FORBIDDEN: 403,
-  /** The spec's WrongPermissions: a delete the caller may not make. */
-  WRONG_PERMISSIONS: 403,
-  NOT_FOUND: 404,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  /** Well-formed request whose values fail validation. */
-  BAD_USER_INPUT: 422,
-  TOO_MANY_REQUESTS: 429,
-  INTERNAL_SERVER_ERROR: 500,
-  /** The database cannot be reached (or, for the admin CLI, is owned by another process). */
-  SERVICE_UNAVAILABLE: 503,
-  DATABASE_BUSY: 503,
-  /** The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection). */
-  DATABASE_TIMEOUT: 503,
-} as const;
+/**
+ * Where the message goes in the object-shaped REST errors (the user lookup,
+ * sessions, login): `base` → {"errors":{"base":[m]}}, `field` →
+ * {"errors":{"<input>":[m]}}, `code` → {"code":"<CODE>","message":m}. The
+ * list-shaped paths (delete, address book) always answer {"errors":[m]}.
+ */
+export type ObjectShape = 'base' | 'field' | 'code';
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+interface ErrorKind {
+  status: number;
+  objectShape: ObjectShape;
+  /** What the code means, for the API documents (OpenAPI, README). */
+  meaning: string;
+}
+
+/** Every error code: its HTTP status, its REST shape, and what it means. The OpenAPI document is built from this. */
+export const ERRORS = {
+  BAD_REQUEST: { status: 400, objectShape: 'base', meaning: 'Malformed request: an unreadable body or path, conflicting credential headers' },
+  UNAUTHENTICATED: { status: 401, objectShape: 'base', meaning: 'No credentials, credentials that name no live session or key, or a wrong login or password' },
+  FORBIDDEN: { status: 403, objectShape: 'base', meaning: 'Valid credentials that may not do this (an application session where a user is needed, an API key where a session is)' },
+  WRONG_PERMISSIONS: { status: 403, objectShape: 'base', meaning: "The spec's WrongPermissions: a delete the caller may not make" },
+  NOT_FOUND: { status: 404, objectShape: 'code', meaning: 'No such record, or no route for this path and method' },
+  PAYLOAD_TOO_LARGE: { status: 413, objectShape: 'code', meaning: 'Request body over 2 MiB' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, objectShape: 'code', meaning: 'A body of another type than JSON or form-encoded' },
+  PERSISTED_QUERY_NOT_IN_LIST: { status: 400, objectShape: 'code', meaning: '/graphql under GRAPHQL_TRUSTED_DOCUMENTS=enforce: a document that is not in the manifest' },
+  BAD_USER_INPUT: { status: 422, objectShape: 'field', meaning: 'A well-formed request whose values fail validation; the message names the input' },
+  UNKNOWN_APPLICATION: { status: 422, objectShape: 'base', meaning: 'Session request: no application with this id and auth key (QuickBlox answers 422 too)' },
+  INVALID_SIGNATURE: { status: 422, objectShape: 'base', meaning: 'Session request: the signature is not the HMAC of the parameters under the auth secret' },
+  TIMESTAMP_OUT_OF_WINDOW: { status: 422, objectShape: 'base', meaning: "Session request: the signed timestamp is too far from the server's clock" },
+  NONCE_REUSED: { status: 422, objectShape: 'base', meaning: 'Session request: this timestamp and nonce were already used (a replay)' },
+  TOO_MANY_REQUESTS: { status: 429, objectShape: 'code', meaning: 'Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry' },
+  INTERNAL_SERVER_ERROR: { status: 500, objectShape: 'code', meaning: "Anything unexpected (a bug); details only in the service's log" },
+  SERVICE_UNAVAILABLE: { status: 503, objectShape: 'code', meaning: 'The database cannot be reached, or this instance is shutting down; retry' },
+  DATABASE_BUSY: { status: 503, objectShape: 'code', meaning: 'A deadlock or serialization failure with a concurrent request; nothing was written; retry' },
+  DATABASE_TIMEOUT: { status: 503, objectShape: 'code', meaning: 'The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection)' },
+} as const satisfies Record<string, ErrorKind>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The HTTP status of each code. */
+export const ERROR_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, kind]) => [code, kind.status])) as {
+  [C in ErrorCode]: (typeof ERRORS)[C]['status'];
+};
+
+
 
 /** Messages shared by both surfaces; the REST ones are the spec's where it names them. */
 export const MESSAGES = {
   noCredentials: 'Token is required: send SVC-Token or Authorization: ApiKey <key>',
   bothCredentials: 'Send either SVC-Token or Authorization, not both',
+  severalTokens: 'Send one session token header (SVC-Token or QB-Token), not several',
+  sessionRequired: 'This request needs a session token (SVC-Token or QB-Token), not an API key',
+  badLogin: 'Unauthorized',
+  unknownApplication: 'Unknown application or auth key',
+  invalidSignature: 'Unexpected signature',
+  nonceReused: 'Unexpected nonce: this timestamp and nonce were already used',
   sessionMissing: 'Required session does not exist',
   malformedAuthorization: "Authorization must be 'ApiKey <key>'",
   unknownApiKey: 'Unknown API key',
@@ -48,6 +78,7 @@ export const MESSAGES = {
   shuttingDown: 'Service temporarily unavailable: this instance is shutting down',
   conflict: 'Service temporarily unavailable: a concurrent request conflicted with this one; retry',
   rateLimited: 'Too many requests',
+  rateLimitStoreUnavailable: 'Service temporarily unavailable: the rate-limit store cannot be reached',
 } as const;
 
 export interface AppErrorOptions {
@@ -78,6 +109,13 @@ export class AppError extends Error {
 
 export const badInput = (field: string, message: string): AppError =>
   new AppError('BAD_USER_INPUT', message, { field });
+
+/** Over a budget (requests, failed logins): answered 429 with Retry-After. */
+export class RateLimitedError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('TOO_MANY_REQUESTS', `${MESSAGES.rateLimited}: retry in ${retryAfterSeconds} s`);
+  }
+}
 
 export function isAppError(error: unknown): error is AppError {
   return error instanceof AppError;

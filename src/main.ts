@@ -1,24 +1,68 @@
 // Entry point of `npm start`: configuration, database, HTTP service, signals.
+import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { appOptionsFromConfig, createApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { ConfigError, loadConfig, resolveSecretsKey } from './config';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
 import { LOG_REDACT } from './http/observability';
+import { connectRedis, type SharedRedis } from './scale/redis';
+import { ReadReplicas } from './scale/replicas';
+import { startTracingFromConfig } from './tracing';
+import { traceLogFields } from './tracing/spans';
 
 /** How long a shutdown may take before the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  const secrets = resolveSecretsKey(config);
+  // Before anything starts: reads files the configuration names (the trusted-documents manifest).
+  const appOptions = appOptionsFromConfig(config);
+  // Before the database opens, so that its connections' statements are traced.
+  const tracing = startTracingFromConfig(config);
   const database = await openDatabase({
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DIR,
     poolMax: config.DB_POOL_MAX,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+    preparedStatements: config.DB_PREPARED_STATEMENTS,
     // The embedded database is always brought up to date: it has no other way.
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });
+  // Before listening: requests that arrived before Redis answered would pass
+  // uncounted (and miss revocations), so an instance waits for it (up to
+  // REDIS_CONNECT_TIMEOUT_MS, then fails to start, for the supervisor to retry).
+  const startLog = pino({ level: config.LOG_LEVEL, redact: LOG_REDACT });
+  let redis: SharedRedis | undefined;
+  if (config.REDIS_URL !== undefined) {
+    startLog.info({ timeoutMs: config.REDIS_CONNECT_TIMEOUT_MS }, 'waiting for redis');
+    try {
+      redis = await connectRedis({
+        url: config.REDIS_URL,
+        prefix: config.REDIS_KEY_PREFIX,
+        connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+        log: startLog,
+      });
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  }
+  // Replicas that are down at start are not waited for: they are skipped until they answer.
+  const reads =
+    config.DATABASE_READ_URL === undefined
+      ? undefined
+      : new ReadReplicas({
+          urls: config.DATABASE_READ_URL,
+          primary: database.pool,
+          redis,
+          maxLagMs: config.READ_REPLICA_MAX_LAG_MS,
+          waitMs: config.READ_YOUR_WRITES_WAIT_MS,
+          poolMax: config.DB_POOL_MAX,
+          statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+        });
+  await reads?.start();
   // The explorer opens with the demo user's token once the demo is prepared.
   let explorerHeaders: Record<string, string> = {};
   // Asynchronous log writes (lines written while a write is in flight go out
@@ -27,16 +71,32 @@ async function main(): Promise<void> {
   const logStream = pino.destination({ dest: 1, sync: false });
   const app = await createApp({
     database,
-    ...appOptionsFromConfig(config),
+    ...appOptions,
+    redis,
+    reads,
+    secretsKey: secrets.key,
+    ...(config.TLS_CERT_FILE && config.TLS_KEY_FILE
+      ? { https: { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) } }
+      : {}),
     explorer: { enabled: config.GRAPHQL_EXPLORER, defaultHeaders: () => explorerHeaders },
     logger: {
       level: config.LOG_LEVEL,
       stream: logStream,
       redact: LOG_REDACT,
+      // Trace ids on log lines only when there are traces (pino calls a mixin for every line).
+      ...(tracing ? { mixin: traceLogFields } : {}),
     },
   });
   const log = app.fastify.log;
+  if (secrets.generated) {
+    log.warn({ file: secrets.file }, 'generated the key that seals applications\' auth secrets: keep it with the database (SECRETS_KEY)');
+  }
   if (database.applied.length > 0) log.info({ migrations: database.applied }, 'applied migrations');
+  if (config.DATABASE_URL !== undefined && config.REDIS_URL === undefined && config.DB_PREPARED_STATEMENTS === 'unnamed') {
+    // unnamed is the transaction-pooler setting, and LISTEN does not survive
+    // one: another instance's revocations would then wait for the cache's 5 s.
+    log.warn('revocations across instances use LISTEN/NOTIFY, which PgBouncer in transaction mode does not carry: set REDIS_URL (see SCALING.md)');
+  }
 
   let shuttingDown = false;
   const shutdown = (signal: string) => {
@@ -50,7 +110,10 @@ async function main(): Promise<void> {
     }, SHUTDOWN_TIMEOUT_MS).unref();
     app
       .close()
+      .then(() => reads?.close())
+      .then(() => redis?.close())
       .then(() => database.close())
+      .then(() => tracing?.shutdown())
       .then(
         () => {
           logStream.flushSync();
@@ -69,7 +132,7 @@ async function main(): Promise<void> {
   log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
 
   const { port } = app.fastify.server.address() as { port: number };
-  const base = `http://localhost:${port}`;
+  const base = `${config.TLS_CERT_FILE ? 'https' : 'http'}://localhost:${port}`;
   if (database.embedded && config.DEMO_SEED) {
     const demo = await prepareDemo(database, app.services);
     explorerHeaders = { 'SVC-Token': demo.userToken };

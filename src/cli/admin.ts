@@ -4,17 +4,20 @@
 // on stderr and a non-zero exit (1: the operation failed, 2: bad usage).
 // Works against DATABASE_URL when set, else the embedded database.
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { loadConfig } from '../config';
+import { loadConfig, resolveSecretsKey } from '../config';
 import { type Database, openDatabase } from '../db';
 import { AppError } from '../errors';
+import { connectRedis } from '../scale/redis';
+import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
+import { INT32_MAX } from '../services/validate';
 import { userRecord } from './user-record';
 
 type Action = (services: Services, database: Database) => Promise<object>;
 
 function positiveInt(value: string): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647) {
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > INT32_MAX) {
     throw new InvalidArgumentError('expected a positive integer');
   }
   return Number(value);
@@ -38,9 +41,31 @@ function buildProgram(run: (action: Action) => void): Command {
 
   program
     .command('app:create')
-    .description('create an application; prints its API key (shown only once)')
+    .description('create an application; prints its API key (shown only once) and its auth key and secret')
     .requiredOption('--name <name>', 'application name')
     .action((opts: { name: string }) => run((s) => s.applications.create(opts.name)));
+
+  program
+    .command('app:rotate-auth')
+    .description('give an application a new auth key and secret (the old ones stop working)')
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .action((opts: { app: number }) => run((s) => s.applications.rotateAuth(opts.app)));
+
+  program
+    .command('app:rotate-api-key')
+    .description("give an application a new API key (prints it, shown only once); the old one is refused at once, by running instances too")
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .action((opts: { app: number }) =>
+      run(async (s) => {
+        const { apiKey, previousKeyHash } = await s.applications.rotateApiKey(opts.app);
+        // Running instances cache checked keys for 5 s: tell them (REDIS_URL, else NOTIFY).
+        const told = await tellInstances((bus) => {
+          s.auth.useRevocations(bus);
+          return s.auth.forgetApiKey(previousKeyHash);
+        }, s);
+        return { apiKey, instancesTold: told };
+      }),
+    );
 
   program
     .command('user:create')
@@ -146,12 +171,23 @@ function buildProgram(run: (action: Action) => void): Command {
         const user = await database.prisma.user.findUnique({ where: { id: opts.user }, select: { applicationId: true } });
         if (!user) throw new AppError('BAD_USER_INPUT', `user ${opts.user} does not exist`);
         const caller = { kind: 'user', applicationId: user.applicationId, userId: opts.user, via: 'session' } as const;
-        return s.addressBook.upload(caller, opts.contact, opts.udid, opts.force);
+        const { rejected, ...counts } = await s.addressBook.upload(caller, opts.contact, opts.udid, opts.force);
+        // As the REST answer: the contacts not taken are listed only when there are some.
+        return rejected.length === 0 ? counts : { ...counts, rejected };
       }),
     );
 
   return program;
 }
+
+/**
+ * Runs `send` with a publisher to the running instances' revocation channel:
+ * Redis when REDIS_URL is set, else NOTIFY on the database server; none for
+ * the embedded database (no instance can be running on it: it is this
+ * process's). Says which it used; a failure to tell is reported, not thrown
+ * (the change is made; instances' caches expire within 5 s anyway).
+ */
+let tellInstances: (send: (bus: RevocationBus) => Promise<void>, services: Services) => Promise<string> = async () => 'none';
 
 async function main(argv: string[]): Promise<number> {
   let action: Action | undefined;
@@ -169,15 +205,32 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
+  const secretsKey = resolveSecretsKey(config).key;
   const database = await openDatabase({
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DIR,
     poolMax: 1,
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });
+  tellInstances = async (send, services) => {
+    if (config.REDIS_URL !== undefined) {
+      const redis = await connectRedis({ url: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX, connectTimeoutMs: 5_000 }).catch(() => undefined);
+      if (!redis) return 'none: Redis unreachable (instances honour the old key until their cache entry expires, 5 s)';
+      try {
+        await send(publisher({ redis }));
+      } finally {
+        await redis.close();
+      }
+    } else if (database.url !== undefined) {
+      await send(publisher({ notify: async (channel, payload) => void (await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload])) }));
+    } else {
+      return 'none';
+    }
+    return services.auth.revocationFailures > 0 ? 'none: the message could not be sent (instances honour the old key up to 5 s)' : config.REDIS_URL !== undefined ? 'redis' : 'postgres';
+  };
   try {
     // No credentials are checked here: no cache, no background writes.
-    const result = await action(createServices(database, { auth: { cacheMs: 0 } }), database);
+    const result = await action(createServices(database, { auth: { cacheMs: 0 }, secretsKey }), database);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {

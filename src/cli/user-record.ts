@@ -1,29 +1,23 @@
+import type { FieldNode, FragmentDefinitionNode } from 'graphql';
 import type { User } from '../__generated__/prisma/client';
+import { UserRecordFragmentDoc } from '../__generated__/graphql';
 
 /**
- * The spec's user record, for the admin CLI. (HTTP responses get theirs from
- * the UserRecord fragment of src/rest/operations; test/cli checks both agree.)
+ * The spec's user record, for the admin CLI: the fields and names of the
+ * UserRecord fragment the REST paths select (src/rest/operations/user.graphql),
+ * read from the model as the User type's resolvers do (field for field; test/cli
+ * checks the CLI's record equals the REST path's).
  */
-export function userRecord(user: User) {
-  return {
-    id: user.id,
-    full_name: user.fullName,
-    email: user.email,
-    login: user.login,
-    phone: user.phone,
-    website: user.website,
-    created_at: user.createdAt.toISOString(),
-    updated_at: user.updatedAt.toISOString(),
-    last_request_at: user.lastRequestAt?.toISOString() ?? null,
-    external_user_id: user.externalUserId,
-    facebook_id: user.facebookId,
-    twitter_id: user.twitterId,
-    blob_id: user.blobId,
-    custom_data: user.customData,
-    age_over16: user.ageOver16,
-    allow_statistics_analysis: user.allowStatisticsAnalysis,
-    allow_sales_activities: user.allowSalesActivities,
-    parents_contacts: user.parentsContacts,
-    user_tags: user.userTags,
-  };
+const FIELDS = ((UserRecordFragmentDoc.definitions[0] as FragmentDefinitionNode).selectionSet.selections as FieldNode[]).map((field) => ({
+  name: field.alias?.value ?? field.name.value,
+  from: field.name.value as keyof User,
+}));
+
+export function userRecord(user: User): Record<string, unknown> {
+  return Object.fromEntries(
+    FIELDS.map(({ name, from }) => {
+      const value = user[from];
+      return [name, value instanceof Date ? value.toISOString() : value];
+    }),
+  );
 }

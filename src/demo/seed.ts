@@ -4,7 +4,7 @@
 // application: the printed commands always carry working credentials.
 import type { Database } from '../db';
 import type { Services } from '../services';
-import { hashSecret, newSecret } from '../services/secrets';
+import { hashSecret, newSecret, SecretsKeyMismatch } from '../services/secrets';
 
 export const DEMO_APP_NAME = 'Demo application';
 
@@ -18,6 +18,9 @@ const USERS = [
 export interface DemoCredentials {
   applicationId: number;
   apiKey: string;
+  /** What an SDK app signs session requests with. */
+  authKey: string;
+  authSecret: string;
   userToken: string;
   /** alice: owner of the demo dialog. */
   userId: number;
@@ -79,9 +82,19 @@ export async function prepareDemo(database: Database, services: Services): Promi
   const apiKey = newSecret();
   await prisma.application.update({ where: { id: app.id }, data: { apiKeyHash: hashSecret(apiKey) } });
   const { token } = await services.applications.createSession(app.id, alice.id);
+  // A demo application seeded before applications had auth credentials gets them now.
+  // A secret sealed under another key (the key file was deleted, or another
+  // process with its own key made the demo application) is re-issued: the demo
+  // prints working credentials whatever happened to the old ones.
+  const auth =
+    (await services.applications.authCredentials(app.id).catch((error: unknown) => {
+      if (error instanceof SecretsKeyMismatch) return null;
+      throw error;
+    })) ?? (await services.applications.rotateAuth(app.id));
   return {
     applicationId: app.id,
     apiKey,
+    ...auth,
     userToken: token,
     userId: alice.id,
     otherUserId: bob.id,
@@ -116,5 +129,11 @@ export function demoInstructions(base: string, demo: DemoCredentials): string {
     gql(`{ userByExternalId(externalUserId: ${demo.externalUserId}) { id fullName phone externalUserId } }`),
     gql('{ registeredUsers { id fullName phone } }'),
     gql(`mutation { deleteMessages(ids: ["${m3}"]) { successfullyDeleted notFound } }`),
+    '',
+    '# A session as QuickBlox SDK apps create one: signed with the auth secret (HMAC-SHA1 of the sorted parameters)',
+    `ts=$(date +%s); nonce=$RANDOM; sig=$(printf 'application_id=${demo.applicationId}&auth_key=${demo.authKey}&nonce=%s&timestamp=%s&user[login]=alice&user[password]=demo-password' "$nonce" "$ts" | openssl dgst -sha1 -hmac '${demo.authSecret}' | awk '{print $NF}')`,
+    `curl -s ${base}/session.json -d application_id=${demo.applicationId} -d auth_key=${demo.authKey} -d timestamp=$ts -d nonce=$nonce -d signature=$sig -d 'user[login]=alice' -d 'user[password]=demo-password'`,
+    '# QuickBlox JavaScript SDK (it always calls https://: put TLS in front, or set TLS_CERT_FILE/TLS_KEY_FILE; see the README)',
+    `QB.init(${demo.applicationId}, '${demo.authKey}', '${demo.authSecret}', { endpoints: { api: '<host:port>' } })`,
   ].join('\n');
 }

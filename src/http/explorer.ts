@@ -16,6 +16,8 @@ export interface ExplorerOptions {
   enabled: boolean;
   /** Request headers the page opens with (e.g. the demo session token); read on each page load. */
   defaultHeaders?: () => Record<string, string>;
+  /** Headers the page adds to every request, unseen in its editor (the trusted-documents exemption). */
+  requestHeaders?: Record<string, string>;
 }
 
 export const EXPLORER_PATH = '/playground';
@@ -105,7 +107,7 @@ export function registerExplorer(fastify: FastifyInstance, options: ExplorerOpti
   const page = (): Page => {
     const headers = options.defaultHeaders?.() ?? {};
     const key = Object.keys(headers).length === 0 ? '' : JSON.stringify(headers, null, 2);
-    if (cached?.key !== key) cached = { key, page: renderPage(key) };
+    if (cached?.key !== key) cached = { key, page: renderPage(key, options.requestHeaders ?? {}) };
     return cached.page;
   };
   const send = (reply: FastifyReply, vary: boolean): FastifyReply => {
@@ -167,7 +169,7 @@ function loadRenderer(): RenderGraphiQL {
   return renderer;
 }
 
-function renderPage(headersJson: string): Page {
+function renderPage(headersJson: string, requestHeaders: Record<string, string>): Page {
   const graphiql: GraphiQLOptions = {
     title: 'Chat/user service GraphiQL',
     endpoint: GRAPHQL_PATH,
@@ -179,6 +181,7 @@ function renderPage(headersJson: string): Page {
     // GraphiQL's `defaultHeaders`: the headers editor of every tab that has
     // none of its own, including the example tabs.
     ...(headersJson === '' ? {} : { headers: headersJson }),
+    ...(Object.keys(requestHeaders).length === 0 ? {} : { additionalHeaders: requestHeaders }),
     defaultTabs: EXPLORER_EXAMPLES.map(({ query, variables }) => ({
       query,
       ...(variables === undefined ? {} : { variables: JSON.stringify(variables, null, 2) }),

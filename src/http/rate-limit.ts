@@ -4,13 +4,20 @@
 // asked, so a flood costs little. A request over either budget gets 429 with
 // Retry-After (seconds) in the error shape of its route.
 //
-// The counters live in this process: with several instances behind a load
-// balancer each one counts on its own, so a client gets up to N times the
-// budget (see the README).
+// Without Redis the counters live in this process: with several instances
+// behind a load balancer each one counts on its own, so a client gets up to N
+// times the budget. With REDIS_URL they live in Redis (one atomic script per
+// check), and the budget is the same whichever instance a request reaches.
+//
+// Every counted response says where its budget stands (RateLimit-Limit,
+// -Remaining, -Reset: the budget nearest to exhaustion), so clients can pace
+// themselves instead of finding the limit by a 429.
 import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AppError, MESSAGES } from '../errors';
+import { Counter, type Registry } from 'prom-client';
+import { AppError, MESSAGES, RateLimitedError } from '../errors';
+import type { SharedRedis } from '../scale/redis';
 
 export interface RateLimitOptions {
   windowMs: number;
@@ -18,7 +25,19 @@ export interface RateLimitOptions {
   perCredential: number;
   /** Requests per window from one client address. */
   perAddress: number;
+  /** Counters in Redis, shared by every instance (default: in this process). */
+  redis?: SharedRedis | undefined;
+  /** When the store fails: serve the request uncounted (open, default) or refuse it with 503 (closed). */
+  onStoreError?: 'open' | 'closed';
+  /** Where rate_limit_store_errors_total is registered. */
+  metrics?: Registry;
 }
+
+/** Headers of the budget (IETF draft "RateLimit header fields for HTTP"), exposed by CORS. */
+export const RATE_LIMIT_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] as const;
+
+/** At most one log line per this interval about a failing store (every request would say the same). */
+const STORE_ERROR_LOG_INTERVAL_MS = 10_000;
 
 /** Probes and scrapes are not clients: orchestrators call them on their own schedule. */
 const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
@@ -26,14 +45,46 @@ const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
 /** Distinct clients remembered per budget (least recently seen are forgotten first). */
 const TRACKED_CLIENTS = 50_000;
 
-export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('TOO_MANY_REQUESTS', `${MESSAGES.rateLimited}: retry in ${retryAfterSeconds} s`);
-  }
-}
+export async function registerRateLimits(
+  fastify: FastifyInstance,
+  options: RateLimitOptions,
+  sessionTokenHeaders: readonly string[],
+): Promise<void> {
+  /** The session token or API key header's value, if one is sent. */
+  const presentedCredential = (request: FastifyRequest): string | undefined => {
+    for (const name of [...sessionTokenHeaders, 'authorization']) {
+      const header = request.headers[name];
+      const value = Array.isArray(header) ? header[0] : header;
+      if (value) return value;
+    }
+    return undefined;
+  };
+  /**
+   * The credential a request presents, hashed (the counters never hold a
+   * usable secret). Invalid credentials count too: guessing is what the
+   * per-credential budget slows down, and the per-address one bounds rotation.
+   */
+  const credentialKey = (request: FastifyRequest): string => {
+    const value = presentedCredential(request);
+    if (value === undefined) return '';
+    // Prefixed: both budgets share the plugin's store with address keys.
+    return `credential:${createHash('sha256').update(value).digest('base64url')}`;
+  };
 
-export async function registerRateLimits(fastify: FastifyInstance, options: RateLimitOptions): Promise<void> {
-  await fastify.register(rateLimit, { global: false, cache: TRACKED_CLIENTS });
+  await fastify.register(rateLimit, {
+    global: false,
+    cache: TRACKED_CLIENTS,
+    ...(options.redis ? { redis: options.redis.client, nameSpace: `${options.redis.prefix}rate-limit:` } : {}),
+  });
+  const onStoreError = options.onStoreError ?? 'open';
+  const storeErrors = new Counter({
+    name: 'rate_limit_store_errors_total',
+    help: 'Rate-limit checks the store (Redis) failed, by what was done with the request (served uncounted, or refused)',
+    labelNames: ['outcome'] as const,
+    registers: options.metrics ? [options.metrics] : [],
+  });
+  let lastLogged = 0;
+  let unlogged = 0;
   const byAddress = fastify.createRateLimit({
     max: options.perAddress,
     timeWindow: options.windowMs,
@@ -47,34 +98,41 @@ export async function registerRateLimits(fastify: FastifyInstance, options: Rate
 
   fastify.addHook('onRequest', async (request, reply) => {
     if (UNLIMITED.has(request.url.split('?')[0] ?? '')) return;
-    const address = await byAddress(request);
-    // The key (a hash) is computed once, by the limiter; here only whether there is one.
-    const credential = presentedCredential(request) === undefined ? undefined : await byCredential(request);
+    let limits;
+    try {
+      const address = await byAddress(request);
+      // The key (a hash) is computed once, by the limiter; here only whether there is one.
+      const credential = presentedCredential(request) === undefined ? undefined : await byCredential(request);
+      limits = credential ? [address, credential] : [address];
+    } catch (error) {
+      const outcome = onStoreError === 'open' ? 'served' : 'refused';
+      storeErrors.inc({ outcome });
+      unlogged++;
+      if (Date.now() - lastLogged >= STORE_ERROR_LOG_INTERVAL_MS) {
+        request.log.warn(
+          { err: { message: (error as Error).message }, failures: unlogged, onStoreError },
+          `rate-limit store unavailable: requests ${outcome === 'served' ? 'served uncounted' : 'refused'}`,
+        );
+        lastLogged = Date.now();
+        unlogged = 0;
+      }
+      if (onStoreError === 'open') return;
+      throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.rateLimitStoreUnavailable, { cause: error });
+    }
+    // Counted checks (isAllowed is true only for an allow list, which is not used).
+    const counted = limits.filter((limit) => !limit.isAllowed);
+    // The budget nearest to exhaustion is the one the client must pace by.
+    const nearest = counted.reduce<(typeof counted)[number] | undefined>((a, b) => (a === undefined || b.remaining < a.remaining ? b : a), undefined);
+    if (nearest) {
+      reply.header('ratelimit-limit', nearest.max);
+      reply.header('ratelimit-remaining', nearest.remaining);
+      reply.header('ratelimit-reset', Math.max(nearest.ttlInSeconds, 0));
+    }
     let seconds = 0;
-    for (const limit of [address, credential]) {
-      if (limit && !limit.isAllowed && limit.isExceeded) seconds = Math.max(seconds, limit.ttlInSeconds, 1);
+    for (const limit of counted) {
+      if (limit.isExceeded) seconds = Math.max(seconds, limit.ttlInSeconds, 1);
     }
     if (seconds === 0) return;
-    reply.header('retry-after', String(seconds));
     throw new RateLimitedError(seconds);
   });
-}
-
-/**
- * The credential a request presents, hashed (the counters never hold a
- * usable secret). Invalid credentials count too: guessing is what the
- * per-credential budget slows down, and the per-address one bounds rotation.
- */
-function credentialKey(request: FastifyRequest): string {
-  const value = presentedCredential(request);
-  if (value === undefined) return '';
-  // Prefixed: both budgets share the plugin's store with address keys.
-  return `credential:${createHash('sha256').update(value).digest('base64url')}`;
-}
-
-/** The session token or API key header's value, if one is sent. */
-function presentedCredential(request: FastifyRequest): string | undefined {
-  const token = request.headers['svc-token'] ?? request.headers.authorization;
-  const value = Array.isArray(token) ? token[0] : token;
-  return value ? value : undefined;
 }

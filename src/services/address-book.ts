@@ -1,85 +1,124 @@
 // Address books: uploads, and the registered users they match.
 //
-// A user has one global book (udid "") and one per device udid. The match is
-// one statement and the upload one statement in a transaction that first
-// locks the book: a forced upload replaces a book atomically, so a concurrent
+// A user has one global book (udid "") and one per device udid. The matches
+// between books and registered users are a table that database triggers keep
+// up to date as contacts and users change (prisma/migrations/…_address_book_matches;
+// README: Decisions), so reading them is one index range scan, and the upload
+// is one statement in a transaction that first locks the book: a forced upload replaces a book atomically, so a concurrent
 // read sees the old book or the new one, never a mix, and concurrent uploads
 // to one book apply one after the other. The number of statements does not
 // grow with the number of contacts (contacts travel as two array parameters).
 import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
-import { query, run, statement, transaction } from '../db/sql';
+import { callerKey, type ReadReplicas } from '../scale/replicas';
+import { query, run, transaction } from '../db/sql';
+import { CONTACTS, LOCK_BOOK, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
 import type { Caller } from './caller';
-import { USER_COLUMNS } from './users';
 import * as validate from './validate';
 
+/** A contact of an upload. Name and phone may be missing: such a contact is rejected, not the upload. */
 export interface ContactInput {
-  name: string;
-  phone: string;
+  name?: string | null;
+  phone?: string | null;
+  /** Remove this phone from the book (QuickBlox's `destroy: 1`); the name is then not needed. */
+  destroy?: boolean | null;
+}
+
+/** A contact of an upload that was not taken, by its index in the upload, with why. */
+export interface RejectedContact {
+  index: number;
+  reasons: string[];
 }
 
 export interface UploadResult {
   created: number;
   updated: number;
   deleted: number;
+  rejected: RejectedContact[];
 }
 
-const REGISTERED_USERS = statement<[number, number, string], User>(
-  'address_book.registered_users',
-  `SELECT ${USER_COLUMNS}
-     FROM users u
-    WHERE u.application_id = $1
-      -- An array, not IN (subquery): the planner then probes the (application,
-      -- phone) index once per contact instead of hash-joining a sequential scan
-      -- of every user (measured: 35 ms against 490 ms over 1,000,000 users).
-      AND u.phone = ANY(ARRAY(SELECT c.phone FROM contacts c WHERE c.user_id = $2 AND c.udid = $3))
-    ORDER BY u.id`,
-);
+export interface StoredContact {
+  name: string;
+  phone: string;
+}
 
-/** Serialises the writers of one book (user, udid) until their transaction ends. */
-const LOCK_BOOK = statement<[number, string], never>(
-  'address_book.lock_book',
-  'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))',
-);
+/** One page of registered users, and where the next one starts. */
+export interface RegisteredUsersPage {
+  users: User[];
+  /** The cursor after each user of `users`, in order. */
+  cursors: string[];
+  hasNextPage: boolean;
+}
 
-const UPLOAD = statement<[number, string, string[], string[], boolean], UploadResult>(
-  'address_book.upload',
-  `WITH input AS (
-     SELECT * FROM unnest($3::text[], $4::text[]) AS t(phone, name)
-   ), removed AS (
-     DELETE FROM contacts c
-      WHERE $5::boolean AND c.user_id = $1 AND c.udid = $2
-        AND NOT EXISTS (SELECT 1 FROM input i WHERE i.phone = c.phone)
-     RETURNING 1
-   ), upserted AS (
-     INSERT INTO contacts (user_id, udid, phone, name)
-     SELECT $1, $2, phone, name FROM input
-     ON CONFLICT (user_id, udid, phone) DO UPDATE
-        SET name = EXCLUDED.name, updated_at = now()
-      WHERE contacts.name IS DISTINCT FROM EXCLUDED.name
-     RETURNING (xmax = 0) AS inserted
-   )
-   SELECT (SELECT count(*) FROM upserted WHERE inserted)::int AS created,
-          (SELECT count(*) FROM upserted WHERE NOT inserted)::int AS updated,
-          (SELECT count(*) FROM removed)::int AS deleted`,
-);
+/**
+ * Cursors are opaque to clients: "u:<user id>" in base64url. Keyset paging by
+ * user id: a page is the book's matches after that id in the primary key's
+ * order, so a page costs the same wherever it starts, and users added or
+ * removed between pages neither repeat nor skip the others.
+ */
+export const encodeCursor = (userId: number): string => Buffer.from(`u:${userId}`).toString('base64url');
+
+function decodeCursor(cursor: string): number {
+  const match = /^u:([1-9][0-9]{0,9})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  const id = match ? Number(match[1]) : NaN;
+  // base64url decoding ignores stray characters: only the exact encoding is a cursor.
+  if (!(id <= validate.INT32_MAX) || encodeCursor(id) !== cursor) {
+    throw badInput('after', 'after must be a cursor that registeredUsersConnection returned');
+  }
+  return id;
+}
 
 export class AddressBookService {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    /** Read replicas (DATABASE_READ_URL) for registered users; undefined: the primary. */
+    private readonly reads?: ReadReplicas,
+  ) {}
 
   /** Users of the caller's application whose phone equals a contact's phone in the caller's book. */
   async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<User[]> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
+    if (this.reads) return this.reads.query(callerKey(caller), REGISTERED_USERS, [user.applicationId, user.userId, context]);
     return query(this.pool, REGISTERED_USERS, [user.applicationId, user.userId, context]);
   }
 
   /**
-   * Adds contacts (matched by phone; a known phone with a new name is renamed)
-   * or, with `force`, replaces the book with exactly these contacts. A phone
-   * listed twice counts once, with its last name.
+   * The same users as `registeredUsers`, `first` at a time (1 to
+   * LIMITS.registeredUsersPerPage), after the cursor `after` (none: from the start).
+   */
+  async registeredUsersPage(
+    caller: Caller,
+    udid: string | null | undefined,
+    first: number,
+    after: string | null | undefined,
+  ): Promise<RegisteredUsersPage> {
+    const user = requireUser(caller);
+    const context = validate.udidContext(udid);
+    const max = validate.LIMITS.registeredUsersPerPage;
+    if (!Number.isInteger(first) || first < 1 || first > max) throw badInput('first', `first must be an integer between 1 and ${max}`);
+    const afterId = after === null || after === undefined ? 0 : decodeCursor(after);
+    // One more than asked: whether there is a next page, without a count.
+    const rows = await query(this.pool, REGISTERED_USERS_PAGE, [user.applicationId, user.userId, context, afterId, first + 1]);
+    const users = rows.slice(0, first);
+    return { users, cursors: users.map((u) => encodeCursor(u.id)), hasNextPage: rows.length > first };
+  }
+
+  /** The contacts of the caller's book (global, or the device's), in upload order. */
+  async contacts(caller: Caller, udid: string | null | undefined): Promise<StoredContact[]> {
+    const user = requireUser(caller);
+    return query(this.pool, CONTACTS, [user.userId, validate.udidContext(udid)]);
+  }
+
+  /**
+   * Adds contacts (matched by phone; a known phone with a new name is renamed),
+   * removes those marked `destroy`, and with `force` replaces the book with
+   * exactly the contacts kept. A phone listed twice counts once, as its last
+   * entry says. Contacts that fail validation are reported in `rejected` (by
+   * index) and the others are stored, as QuickBlox does; only an upload that
+   * is wrong as a whole (its udid, its size) is refused.
    */
   async upload(
     caller: Caller,
@@ -92,27 +131,51 @@ export class AddressBookService {
     if (contacts.length > validate.LIMITS.contactsPerUpload) {
       throw badInput('contacts', `at most ${validate.LIMITS.contactsPerUpload} contacts per upload`);
     }
-    const byPhone = new Map<string, string>();
+    // phone → its name, or null to destroy it: the last entry for a phone wins.
+    const byPhone = new Map<string, string | null>();
+    const rejected: RejectedContact[] = [];
     contacts.forEach((contact, index) => {
-      validate.phone(contact.phone, `contacts[${index}].phone`);
-      if (contact.name.length > validate.LIMITS.contactNameLength) {
-        throw badInput(`contacts[${index}].name`, `names are at most ${validate.LIMITS.contactNameLength} characters`);
-      }
-      validate.text(contact.name, `contacts[${index}].name`);
-      byPhone.set(contact.phone, contact.name);
+      const reasons = contactProblems(contact);
+      if (reasons.length > 0) rejected.push({ index, reasons });
+      else byPhone.set(contact.phone!, contact.destroy ? null : contact.name!);
     });
-    const phones = [...byPhone.keys()];
-    const names = [...byPhone.values()];
+    const phones: string[] = [];
+    const names: string[] = [];
+    const destroyed: string[] = [];
+    for (const [phone, name] of byPhone) {
+      if (name === null) destroyed.push(phone);
+      else {
+        phones.push(phone);
+        names.push(name);
+      }
+    }
     // One writer per book at a time. The upload statement's snapshot is taken
     // when it starts, so it must start after the previous writer committed:
     // otherwise a forced upload would not delete the contacts a concurrent
     // one just inserted (the book would end as a mix of both lists), and two
     // uploads inserting the same phones in different orders could deadlock.
     // Readers take no lock.
-    const [result] = await transaction(this.pool, UPLOAD.name, async (client) => {
+    const [counts] = await transaction(this.pool, UPLOAD.name, async (client) => {
       await run(client, LOCK_BOOK, [user.userId, context]);
-      return run(client, UPLOAD, [user.userId, context, phones, names, force]);
+      return run(client, UPLOAD, [user.userId, context, phones, names, force, destroyed]);
     });
-    return result!;
+    // The caller's next reads, on whatever instance, wait for a replica to have this.
+    await this.reads?.wrote(callerKey(caller));
+    return { ...counts!, rejected };
   }
+}
+
+/** Why a contact of an upload cannot be taken (none: it can). */
+function contactProblems(contact: ContactInput): string[] {
+  const reasons: string[] = [];
+  if (typeof contact.phone !== 'string' || !validate.PHONE_PATTERN.test(contact.phone)) reasons.push(validate.PHONE_RULE);
+  if (!contact.destroy) {
+    const { name } = contact;
+    if (typeof name !== 'string' || name.length === 0 || name.length > validate.LIMITS.contactNameLength) {
+      reasons.push(`name must be 1 to ${validate.LIMITS.contactNameLength} characters`);
+    } else if (name.includes('\u0000')) {
+      reasons.push('name must not contain NUL characters');
+    }
+  }
+  return reasons;
 }

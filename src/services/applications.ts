@@ -1,21 +1,78 @@
 // Applications and sessions: what the admin CLI and the demo seed create.
+import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db';
 import { badInput } from '../errors';
 import { SESSION_TTL_SECONDS } from './auth';
-import { hashSecret, newSecret } from './secrets';
+import { hashSecret, newSecret, openSecret, sealSecret } from './secrets';
+
+/** What an SDK app is configured with: `QB.init(applicationId, authKey, authSecret)`. */
+export interface AuthCredentials {
+  authKey: string;
+  authSecret: string;
+}
+
+export interface CreatedApplication extends AuthCredentials {
+  application: { id: number; name: string };
+  /** Shown here and never again: only its hash is stored. */
+  apiKey: string;
+}
 
 export class ApplicationsService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** Seals auth secrets at rest (SECRETS_KEY). */
+    private readonly secretsKey: Buffer,
+  ) {}
 
-  /** Creates an application; its API key is returned here and never again. */
-  async create(name: string): Promise<{ application: { id: number; name: string }; apiKey: string }> {
+  /** Creates an application with its API key and its auth key and secret. */
+  async create(name: string): Promise<CreatedApplication> {
     if (name.trim() === '' || name.length > 255) throw badInput('name', 'name must be 1 to 255 characters');
     const apiKey = newSecret();
+    const auth = newAuthCredentials();
     const application = await this.prisma.application.create({
-      data: { name, apiKeyHash: hashSecret(apiKey) },
+      data: { name, apiKeyHash: hashSecret(apiKey), authKey: auth.authKey, authSecretSealed: sealSecret(auth.authSecret, this.secretsKey) },
       select: { id: true, name: true },
     });
-    return { application, apiKey };
+    return { application, apiKey, ...auth };
+  }
+
+  /** New auth key and secret for an application (a leaked secret, or an application made before they existed). */
+  async rotateAuth(applicationId: number): Promise<AuthCredentials> {
+    const auth = newAuthCredentials();
+    const { count } = await this.prisma.application.updateMany({
+      where: { id: applicationId },
+      data: { authKey: auth.authKey, authSecretSealed: sealSecret(auth.authSecret, this.secretsKey) },
+    });
+    if (count === 0) throw badInput('applicationId', `application ${applicationId} does not exist`);
+    return auth;
+  }
+
+  /**
+   * A new API key for an application: the old one stops working (at once on
+   * this database; other instances' caches are told by the caller through the
+   * revocation bus, with `previousKeyHash`).
+   */
+  async rotateApiKey(applicationId: number): Promise<{ apiKey: string; previousKeyHash: string }> {
+    const app = await this.prisma.application.findUnique({ where: { id: applicationId }, select: { apiKeyHash: true } });
+    if (!app) throw badInput('applicationId', `application ${applicationId} does not exist`);
+    const apiKey = newSecret();
+    // Only if no one rotated it meanwhile: the hash returned is the one replaced.
+    const { count } = await this.prisma.application.updateMany({
+      where: { id: applicationId, apiKeyHash: app.apiKeyHash },
+      data: { apiKeyHash: hashSecret(apiKey) },
+    });
+    if (count === 0) throw badInput('applicationId', `application ${applicationId} changed meanwhile: try again`);
+    return { apiKey, previousKeyHash: app.apiKeyHash };
+  }
+
+  /** The application's auth key and secret (the demo prints them), or null when it has none. */
+  async authCredentials(applicationId: number): Promise<AuthCredentials | null> {
+    const app = await this.prisma.application.findUnique({
+      where: { id: applicationId },
+      select: { authKey: true, authSecretSealed: true },
+    });
+    if (!app?.authKey || !app.authSecretSealed) return null;
+    return { authKey: app.authKey, authSecret: openSecret(app.authSecretSealed, this.secretsKey) };
   }
 
   /** A user session when userId is given, else an application session. */
@@ -35,3 +92,9 @@ export class ApplicationsService {
     return { token, expiresAt };
   }
 }
+
+/** Auth keys name an application in session requests (apps ship them); secrets are HMAC keys. */
+const newAuthCredentials = (): AuthCredentials => ({
+  authKey: randomBytes(12).toString('base64url'),
+  authSecret: newSecret(),
+});

@@ -8,16 +8,24 @@
 // session deleted from the database, or an API key replaced, is still honoured
 // by each instance for up to `cacheMs`; last_request_at and expires_at reach
 // the database up to `flushMs` after the request (with the request's own
-// time). Negative answers are never cached.
+// time). Negative answers are never cached. A session this instance ends or
+// changes (logout, login, DELETE /session.json) is dropped from its cache at
+// once, and from every other instance's within milliseconds when a revocation
+// bus (Redis pub/sub, PostgreSQL LISTEN/NOTIFY) is attached.
 import type { Pool } from 'pg';
-import { statement, query } from '../db/sql';
+import { TOUCH_SESSION, FLUSH_TOUCHES, API_KEY } from '../db/statements/auth';
+import { query, type StatementError } from '../db/sql';
 import { AppError, MESSAGES } from '../errors';
-import type { Caller } from './caller';
+import type { Caller, SessionRef } from './caller';
+import type { RevocationBus } from '../scale/revocations';
 import { hashSecret } from './secrets';
+import { INT32_MAX } from './validate';
 
 /** The credential headers of a request, as sent (undefined when absent). */
 export interface Credentials {
   token?: string | undefined;
+  /** More than one session-token header was sent (SVC-Token and QB-Token). */
+  severalTokens?: boolean;
   authorization?: string | undefined;
   onBehalfOf?: string | undefined;
 }
@@ -26,9 +34,15 @@ export interface Credentials {
 export const SESSION_TTL_SECONDS = 2 * 60 * 60;
 const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000;
 
+/** SQLSTATE deadlock_detected, and how many times a flush is tried when it is the victim. */
+const DEADLOCK = '40P01';
+const FLUSH_ATTEMPTS = 4;
+
+/** Revocation messages name a session by its token hash, an API key by `apikey:` and its hash. */
+export const API_KEY_MESSAGE = 'apikey:';
+
 const API_KEY_PATTERN = /^ApiKey ([\x21-\x7e]{1,512})$/;
 const USER_ID_PATTERN = /^[1-9][0-9]{0,9}$/;
-const MAX_INT = 2_147_483_647;
 
 export interface AuthOptions {
   /** How long a checked credential is trusted without asking the database (0: never cached). */
@@ -46,47 +60,6 @@ interface CachedSession {
   expiresAt: number;
 }
 
-/** Slides the session, stamps the user, answers who it is: one statement for a cache miss. */
-const TOUCH_SESSION = statement<[string, Date], { applicationId: number; userId: number | null }>(
-  'auth.touch_session',
-  `WITH s AS (
-     UPDATE sessions SET expires_at = GREATEST(sessions.expires_at, $2::timestamptz + make_interval(secs => ${SESSION_TTL_SECONDS}))
-      WHERE token_hash = $1 AND expires_at > $2::timestamptz
-     RETURNING application_id, user_id
-   ), touched AS (
-     UPDATE users SET last_request_at = GREATEST(users.last_request_at, $2::timestamptz) WHERE id = (SELECT user_id FROM s) RETURNING id
-   )
-   SELECT application_id AS "applicationId", user_id AS "userId" FROM s`,
-);
-
-/**
- * The batched touches. A touch at time t extends a session only if it was
- * still alive at t, and never moves expiry or last_request_at backwards: a
- * late flush neither resurrects an expired session nor undoes a newer touch.
- */
-const FLUSH_TOUCHES = statement<[string[], Date[]], never>(
-  'auth.flush_touches',
-  `WITH t AS (
-     SELECT * FROM unnest($1::text[], $2::timestamptz[]) AS t(token_hash, at)
-   ), s AS (
-     UPDATE sessions SET expires_at = GREATEST(sessions.expires_at, t.at + make_interval(secs => ${SESSION_TTL_SECONDS}))
-       FROM t
-      WHERE sessions.token_hash = t.token_hash AND sessions.expires_at > t.at
-     RETURNING sessions.user_id, t.at
-   )
-   UPDATE users SET last_request_at = GREATEST(users.last_request_at, latest.at)
-     FROM (SELECT user_id, max(at) AS at FROM s WHERE user_id IS NOT NULL GROUP BY user_id) latest
-    WHERE users.id = latest.user_id`,
-);
-
-const API_KEY = statement<[string, number | null], { applicationId: number; userId: number | null }>(
-  'auth.api_key',
-  `SELECT a.id AS "applicationId",
-          (SELECT u.id FROM users u WHERE u.id = $2::int AND u.application_id = a.id) AS "userId"
-     FROM applications a
-    WHERE a.api_key_hash = $1`,
-);
-
 export class AuthService {
   private readonly cacheMs: number;
   private readonly cacheSize: number;
@@ -96,6 +69,11 @@ export class AuthService {
   private touches = new Map<string, number>();
   private readonly timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** Flushes run again after losing a deadlock (a metric: should stay near 0 with sorted keys). */
+  deadlockRetries = 0;
+  /** Revocations the bus failed to send (other instances then rely on the cache's bound). */
+  revocationFailures = 0;
+  private revocations: RevocationBus | undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -111,6 +89,7 @@ export class AuthService {
 
   async authenticate(credentials: Credentials): Promise<Caller> {
     const { token, authorization, onBehalfOf } = credentials;
+    if (credentials.severalTokens) throw new AppError('BAD_REQUEST', MESSAGES.severalTokens);
     if (token !== undefined && authorization !== undefined) {
       throw new AppError('BAD_REQUEST', MESSAGES.bothCredentials);
     }
@@ -131,15 +110,16 @@ export class AuthService {
       this.touches.set(hash, now);
       return cached.caller;
     }
-    const [session] = await query(this.pool, TOUCH_SESSION, [hash, new Date(now)]);
+    const [session] = await query(this.pool, TOUCH_SESSION, [hash, new Date(now), SESSION_TTL_SECONDS]);
     if (!session) {
       this.sessions.delete(hash);
       throw new AppError('UNAUTHENTICATED', MESSAGES.sessionMissing);
     }
+    const ref = { id: session.id, tokenHash: hash };
     const caller: Caller =
       session.userId === null
-        ? { kind: 'application', applicationId: session.applicationId, via: 'session' }
-        : { kind: 'user', applicationId: session.applicationId, userId: session.userId, via: 'session' };
+        ? { kind: 'application', applicationId: session.applicationId, via: 'session', session: ref }
+        : { kind: 'user', applicationId: session.applicationId, userId: session.userId, via: 'session', session: ref };
     if (this.cacheMs > 0) remember(this.sessions, hash, { caller, checkedAt: now, expiresAt: now + SESSION_TTL_MS }, this.cacheSize);
     return caller;
   }
@@ -156,7 +136,7 @@ export class AuthService {
     let userId: number | null = null;
     if (onBehalfOf !== undefined) {
       // A malformed id names no user: the same answer as an unknown one.
-      userId = USER_ID_PATTERN.test(onBehalfOf) && Number(onBehalfOf) <= MAX_INT ? Number(onBehalfOf) : 0;
+      userId = USER_ID_PATTERN.test(onBehalfOf) && Number(onBehalfOf) <= INT32_MAX ? Number(onBehalfOf) : 0;
     }
     const [app] = await query(this.pool, API_KEY, [hash, userId]);
     if (!app) throw new AppError('UNAUTHENTICATED', MESSAGES.unknownApiKey);
@@ -168,6 +148,57 @@ export class AuthService {
     return caller;
   }
 
+  /**
+   * Drops a session from the cache of this instance and, through the
+   * revocation bus when there is one, of every other: its next request is
+   * checked against the database wherever it lands. Awaited by the operation
+   * that ended or changed the session, so that its answer comes after the
+   * message went out. A bus that fails leaves other instances to the cache's
+   * own bound (`cacheMs`): counted, never an error for the caller, whose write
+   * has been made.
+   */
+  async forget(tokenHash: string): Promise<void> {
+    await this.forgetEverywhere(tokenHash);
+  }
+
+  /** Drops an API key (by its hash) from every instance's cache: it was rotated or removed. */
+  async forgetApiKey(keyHash: string): Promise<void> {
+    await this.forgetEverywhere(`${API_KEY_MESSAGE}${keyHash}`);
+  }
+
+  /** A revocation message (see `forgetLocally`), applied here and published to the other instances. */
+  private async forgetEverywhere(message: string): Promise<void> {
+    this.forgetLocally(message);
+    if (!this.revocations) return;
+    try {
+      await this.revocations.publish(message);
+    } catch {
+      this.revocationFailures++;
+    }
+  }
+
+  /** Drops one session (a token hash), or an API key (`apikey:<hash>`), from this instance's cache: a revocation received from the bus. */
+  forgetLocally(message: string): void {
+    if (!message.startsWith(API_KEY_MESSAGE)) {
+      this.sessions.delete(message);
+      return;
+    }
+    // Cached per (key, On-Behalf-Of): every entry of that key goes.
+    const prefix = `${message.slice(API_KEY_MESSAGE.length)}:`;
+    for (const key of [...this.apiKeys.keys()]) if (key.startsWith(prefix)) this.apiKeys.delete(key);
+  }
+
+  /** Drops every cached credential: the revocation channel was interrupted and messages may be lost. */
+  forgetAll(): void {
+    this.sessions.clear();
+    this.apiKeys.clear();
+  }
+
+  /** Revocations go through this bus from now on (src/scale/revocations.ts). */
+  useRevocations(bus: RevocationBus | undefined): void {
+    this.revocations = bus;
+  }
+
   /** Writes the pending session touches (one statement, whatever their number). */
   flush(): Promise<void> {
     // After the previous flush, whether it succeeded or not: a failed flush
@@ -176,8 +207,24 @@ export class AuthService {
       if (this.touches.size === 0) return;
       const batch = this.touches;
       this.touches = new Map();
+      // Sorted: instances flushing touches of the same sessions lock their rows
+      // in one order, not each in its own (two orders deadlock, 40P01).
+      const hashes = [...batch.keys()].sort();
+      const times = hashes.map((hash) => new Date(batch.get(hash)!));
       try {
-        await query(this.pool, FLUSH_TOUCHES, [[...batch.keys()], [...batch.values()].map((at) => new Date(at))]);
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await query(this.pool, FLUSH_TOUCHES, [hashes, times, SESSION_TTL_SECONDS]);
+            break;
+          } catch (error) {
+            // A deadlock with a request's own touch (TOUCH_SESSION locks a
+            // session, then its user) can still happen; PostgreSQL rolled this
+            // flush back whole, so it is safe to run again, after a jittered pause.
+            if ((error as StatementError).code !== DEADLOCK || attempt >= FLUSH_ATTEMPTS) throw error;
+            this.deadlockRetries++;
+            await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+          }
+        }
       } catch (error) {
         // Keep them for the next flush, unless newer touches replaced them.
         for (const [hash, at] of batch) if (!this.touches.has(hash)) this.touches.set(hash, at);
@@ -201,8 +248,23 @@ function remember<V>(map: Map<string, V>, key: string, value: V, size: number): 
   if (map.size > size) map.delete(map.keys().next().value as string);
 }
 
+/**
+ * Application session tokens are read-only and name no user (QuickBlox's
+ * rule); the operations that take an application's API key still refuse
+ * them. Only the operations on the session itself (show, end, login) take one.
+ */
+export function refuseApplicationSession(caller: Caller): void {
+  if (caller.kind === 'application' && caller.via === 'session') throw new AppError('FORBIDDEN', MESSAGES.needUser);
+}
+
 /** The rule shared by every operation that acts on a user's own data. */
 export function requireUser(caller: Caller): Extract<Caller, { kind: 'user' }> {
   if (caller.kind !== 'user') throw new AppError('FORBIDDEN', MESSAGES.needUser);
   return caller;
+}
+
+/** The rule of the operations on the session itself (show, end, login, logout): an API key has none. */
+export function requireSession(caller: Caller): SessionRef {
+  if (caller.session === undefined) throw new AppError('FORBIDDEN', MESSAGES.sessionRequired);
+  return caller.session;
 }

@@ -6,8 +6,10 @@
 // snapshot: a request that fails a permission check writes nothing.
 import type { Pool } from 'pg';
 import type { PrismaClient } from '../db';
-import { query, statement } from '../db/sql';
+import { query } from '../db/sql';
+import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY } from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
+import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
 import { isObjectId, newObjectId } from './object-id';
 import { LIMITS } from './validate';
@@ -18,50 +20,6 @@ export interface DeleteResult {
 }
 
 export const DIALOG_TYPES = [1, 2, 3] as const;
-
-/** Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) → hidden for them. */
-const HIDE_FOR_USER = statement<[number, number, string[]], { ids: string[] }>(
-  'messages.hide_for_user',
-  `WITH visible AS (
-     SELECT m.id
-       FROM messages m
-       JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
-       JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
-      WHERE m.id = ANY($3::text[]) AND m.deleted_at IS NULL
-   ), hidden AS (
-     INSERT INTO message_hides (message_id, user_id)
-     SELECT id, $2 FROM visible
-     ON CONFLICT DO NOTHING
-     RETURNING message_id
-   )
-   SELECT ARRAY(SELECT message_id FROM hidden) AS ids`,
-);
-
-/**
- * Rule 2 ($2 = the user, force: must own every dialog; other applications'
- * messages do not exist for them) and rule 3 ($2 null, API key: every message
- * must belong to application $3). Either check failing → denied, nothing written.
- */
-const DELETE_FOR_EVERYONE = statement<[string[], number | null, number], { denied: boolean; ids: string[] }>(
-  'messages.delete_for_everyone',
-  `WITH target AS (
-     SELECT m.id, d.application_id, d.owner_id
-       FROM messages m
-       JOIN dialogs d ON d.id = m.dialog_id
-      WHERE m.id = ANY($1::text[]) AND m.deleted_at IS NULL
-        AND ($2::int IS NULL OR d.application_id = $3)
-   ), denied AS (
-     SELECT 1 FROM target
-      WHERE CASE WHEN $2::int IS NULL THEN application_id <> $3 ELSE owner_id <> $2::int END
-      LIMIT 1
-   ), deleted AS (
-     UPDATE messages m SET deleted_at = now()
-       FROM target t
-      WHERE m.id = t.id AND m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM denied)
-     RETURNING m.id
-   )
-   SELECT EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids`,
-);
 
 export class MessagesService {
   constructor(
@@ -81,7 +39,7 @@ export class MessagesService {
       throw badInput('ids', `at most ${LIMITS.idsPerDelete} ids per call (got ${ids.length})`);
     }
     if (ids.some((id) => id === '')) throw badInput('ids', 'ids must not be empty');
-    if (caller.kind === 'application' && caller.via === 'session') throw new AppError('FORBIDDEN', MESSAGES.needUser);
+    refuseApplicationSession(caller);
 
     const requested = [...new Set(ids)];
     const candidates = requested.filter(isObjectId);
@@ -147,9 +105,7 @@ export class MessagesService {
   async createMany(input: { dialogId: string; senderId: number; bodies: readonly string[] }): Promise<string[]> {
     await this.assertOccupant(input.dialogId, input.senderId);
     const ids = input.bodies.map(() => newObjectId());
-    await this.prisma.$executeRaw`
-      INSERT INTO messages (id, dialog_id, sender_id, body)
-      SELECT id, ${input.dialogId}, ${input.senderId}, body FROM unnest(${ids}::text[], ${[...input.bodies]}::text[]) AS t(id, body)`;
+    await query(this.pool, CREATE_MANY, [input.dialogId, input.senderId, ids, [...input.bodies]]);
     return ids;
   }
 
@@ -160,12 +116,6 @@ export class MessagesService {
 
   /** What `userId`'s history of the dialog shows: neither deleted for everyone nor hidden for them. */
   async history(dialogId: string, userId: number) {
-    return this.prisma.$queryRaw<{ id: string; senderId: number; body: string }[]>`
-      SELECT m.id, m.sender_id AS "senderId", m.body
-        FROM messages m
-        JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = ${userId}
-       WHERE m.dialog_id = ${dialogId} AND m.deleted_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = ${userId})
-       ORDER BY m.created_at, m.id`;
+    return query(this.pool, HISTORY, [dialogId, userId]);
   }
 }

@@ -2,30 +2,15 @@
 import { z } from 'zod';
 import { Prisma, type User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
+import { callerKey, type ReadReplicas } from '../scale/replicas';
 import type { PrismaClient } from '../db';
-import { query, statement } from '../db/sql';
+import { query } from '../db/sql';
+import { BY_EXTERNAL_ID, CREATE_MANY } from '../db/statements/users';
 import { AppError, MESSAGES, badInput } from '../errors';
+import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
 import { hashPassword } from './secrets';
 import * as validate from './validate';
-
-/**
- * The columns of `users` (as `u`) under the Prisma model's field names, so
- * that rows of raw statements are User models (resolvers and REST read those).
- */
-export const USER_COLUMNS = `
-  u.id, u.application_id AS "applicationId", u.login, u.password_hash AS "passwordHash",
-  u.full_name AS "fullName", u.email, u.phone, u.website,
-  u.created_at AS "createdAt", u.updated_at AS "updatedAt", u.last_request_at AS "lastRequestAt",
-  u.external_user_id AS "externalUserId", u.facebook_id AS "facebookId", u.twitter_id AS "twitterId",
-  u.blob_id AS "blobId", u.custom_data AS "customData", u.age_over16 AS "ageOver16",
-  u.allow_statistics_analysis AS "allowStatisticsAnalysis", u.allow_sales_activities AS "allowSalesActivities",
-  u.parents_contacts AS "parentsContacts", u.user_tags AS "userTags"`;
-
-const BY_EXTERNAL_ID = statement<[number, number], User>(
-  'users.by_external_id',
-  `SELECT ${USER_COLUMNS} FROM users u WHERE u.application_id = $1 AND u.external_user_id = $2`,
-);
 
 const optionalText = (max: number) => z.string().max(max).optional();
 
@@ -35,7 +20,7 @@ export const newUserSchema = z.object({
   password: z.string().min(8, 'password must be at least 8 characters').max(255),
   fullName: optionalText(255),
   email: z.email().max(255).optional(),
-  phone: z.string().regex(validate.PHONE_PATTERN, 'phone must be 10 to 15 digits with an optional leading "+"').optional(),
+  phone: z.string().regex(validate.PHONE_PATTERN, validate.PHONE_RULE).optional(),
   website: z.url().max(1024).optional(),
   externalUserId: z.number().int().min(1).max(validate.LIMITS.externalUserIdMax).optional(),
   facebookId: optionalText(255),
@@ -55,13 +40,17 @@ export class UsersService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly pool: Pool,
+    /** Read replicas (DATABASE_READ_URL) for lookups; undefined: the primary. */
+    private readonly reads?: ReadReplicas,
   ) {}
 
   /** Needs a user session or an API key: application sessions cannot read users. */
   async findByExternalId(caller: Caller, externalUserId: number): Promise<User> {
-    if (caller.kind === 'application' && caller.via === 'session') throw new AppError('FORBIDDEN', MESSAGES.needUser);
+    refuseApplicationSession(caller);
     const id = validate.externalUserId(externalUserId);
-    const [user] = await query(this.pool, BY_EXTERNAL_ID, [caller.applicationId, id]);
+    const [user] = this.reads
+      ? await this.reads.query(callerKey(caller), BY_EXTERNAL_ID, [caller.applicationId, id])
+      : await query(this.pool, BY_EXTERNAL_ID, [caller.applicationId, id]);
     // The same answer whether the id is unknown or used in another application.
     if (!user) throw new AppError('NOT_FOUND', MESSAGES.userNotFound);
     return user;
@@ -81,7 +70,7 @@ export class UsersService {
       });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-        throw badInput('login', 'login or external user id is already taken in this application');
+        throw badInput('login', 'login, email or external user id is already taken in this application');
       }
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') {
         throw badInput('applicationId', `application ${fields.applicationId} does not exist`);
@@ -120,25 +109,21 @@ export class UsersService {
       columns.externalUserId.push(parsed.data.externalUserId ?? null);
     });
     try {
-      const rows = await this.prisma.$queryRaw<{ created: number }[]>`
-        WITH created AS (
-          INSERT INTO users (application_id, login, password_hash, full_name, email, phone, external_user_id)
-          SELECT ${applicationId}, * FROM unnest(
-            ${columns.login}::text[], ${columns.passwordHash}::text[], ${columns.fullName}::text[],
-            ${columns.email}::text[], ${columns.phone}::text[], ${columns.externalUserId}::int[])
-          RETURNING 1
-        )
-        SELECT count(*)::int AS created FROM created`;
-      return rows[0]!.created;
+      const [row] = await query(this.pool, CREATE_MANY, [
+        applicationId,
+        columns.login,
+        columns.passwordHash,
+        columns.fullName as string[],
+        columns.email as string[],
+        columns.phone as string[],
+        columns.externalUserId as number[],
+      ]);
+      return row!.created;
     } catch (error) {
-      // Raw statements report PostgreSQL's own codes: 23505 unique, 23503 foreign key.
-      const code = (error as { meta?: { code?: string }; code?: string }).meta?.code ?? '';
-      if (/23505/.test(code) || /23505|unique constraint/i.test(String((error as Error).message))) {
-        throw badInput('users', 'a login or external user id is already taken in this application');
-      }
-      if (/23503/.test(code) || /foreign key/i.test(String((error as Error).message))) {
-        throw badInput('applicationId', `application ${applicationId} does not exist`);
-      }
+      // PostgreSQL's own codes: 23505 unique, 23503 foreign key.
+      const code = (error as { code?: string }).code;
+      if (code === '23505') throw badInput('users', 'a login, email or external user id is already taken in this application');
+      if (code === '23503') throw badInput('applicationId', `application ${applicationId} does not exist`);
       throw error;
     }
   }

@@ -2,6 +2,9 @@
 // AppError naming the input (in GraphQL terms), never a thrown ZodError.
 import { badInput } from '../errors';
 
+/** PostgreSQL integer and GraphQL Int: the bound of every integer id. */
+export const INT32_MAX = 2_147_483_647;
+
 export const LIMITS = {
   /** Spec: udid is at most 64 characters. */
   udidLength: 64,
@@ -10,11 +13,14 @@ export const LIMITS = {
   /** Not in the spec: contacts per address-book upload. */
   contactsPerUpload: 10_000,
   contactNameLength: 255,
-  externalUserIdMax: 2_147_483_647,
+  /** Not in the spec: registered users per page (registeredUsersConnection's `first`). */
+  registeredUsersPerPage: 1000,
+  externalUserIdMax: INT32_MAX,
 } as const;
 
 /** Phones: 10 to 15 digits, an optional leading "+"; compared as exact strings. */
 export const PHONE_PATTERN = /^\+?[0-9]{10,15}$/;
+export const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
 
 /** PostgreSQL text cannot hold NUL: refuse it up front instead of failing in the database. */
 export function text(value: string, field: string): string {
@@ -37,13 +43,6 @@ export const EXTERNAL_USER_ID_RULE = `must be an integer between 1 and ${LIMITS.
 export function externalUserId(value: number): number {
   if (!Number.isInteger(value) || value < 1 || value > LIMITS.externalUserIdMax) {
     throw badInput('externalUserId', EXTERNAL_USER_ID_RULE);
-  }
-  return value;
-}
-
-export function phone(value: string, field = 'phone'): string {
-  if (!PHONE_PATTERN.test(value)) {
-    throw badInput(field, `${field} must be 10 to 15 digits with an optional leading "+"`);
   }
   return value;
 }
