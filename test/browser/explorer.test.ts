@@ -35,6 +35,8 @@ describeWithBrowser('explorer page in headless Chromium', () => {
   let demo: DemoCredentials;
   /** A second app over the same database whose page opens with the demo user's token, as `npm start`'s. */
   let withHeaders: { app: App; baseUrl: string };
+  /** A third, under GRAPHQL_TRUSTED_DOCUMENTS=enforce in development: the explorer is exempt. */
+  let enforcing: { app: App; baseUrl: string };
 
   beforeAll(async () => {
     browser = await chromium.launch({
@@ -50,10 +52,17 @@ describeWithBrowser('explorer page in headless Chromium', () => {
     });
     await app.fastify.listen({ host: '127.0.0.1', port: 0 });
     withHeaders = { app, baseUrl: `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}` };
+    const enforcingApp = await createApp({
+      database: service.db,
+      trustedDocuments: { mode: 'enforce', manifest: new Map(), explorerExempt: true },
+    });
+    await enforcingApp.fastify.listen({ host: '127.0.0.1', port: 0 });
+    enforcing = { app: enforcingApp, baseUrl: `http://127.0.0.1:${(enforcingApp.fastify.server.address() as AddressInfo).port}` };
   });
   afterAll(async () => {
     await browser?.close();
     await withHeaders?.app.close();
+    await enforcing?.app.close();
     await service?.close();
   });
 
@@ -191,6 +200,21 @@ describeWithBrowser('explorer page in headless Chromium', () => {
         expect(await shown(responsePane(page))).not.toMatch(/"errors"/);
       }
       expect(tokensSent.slice(-expected.length)).toEqual(expected.map(() => demo.userToken));
+      expect(errors).toEqual([]);
+    });
+  });
+
+  test('under GRAPHQL_TRUSTED_DOCUMENTS=enforce in development the explorer still introspects and runs any query', async () => {
+    await withPage(enforcing.baseUrl, '/playground', 'enforce', async ({ page, errors }) => {
+      await page.getByRole('button', { name: 'Headers', exact: true }).click();
+      await setText(page, headersEditor(page), JSON.stringify({ 'SVC-Token': tenant.ownerToken }));
+      await setText(page, queryEditor(page), MEMBER_QUERY);
+      await runMember(page);
+      await responsePane(page).filter({ hasText: MEMBER_RESULT }).waitFor();
+      expect(await shown(responsePane(page))).not.toMatch(/"errors"/);
+      // Introspection too: the docs pane lists the schema.
+      await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
+      await page.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().waitFor();
       expect(errors).toEqual([]);
     });
   });

@@ -1,13 +1,15 @@
 // The admin CLI's contract, run as users run it: `npm run -s admin -- ...`,
 // one JSON object on stdout and exit 0, or a message on stderr and non-zero.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { openDatabase } from '../../src/db';
+import { parseSecretsKey } from '../../src/services/secrets';
+import { restForm, signedSessionRequest } from '../support/sessions';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '../..');
@@ -43,7 +45,12 @@ jest.setTimeout(300_000);
 
 test('every command of the contract prints one JSON object, and the data works over REST', async () => {
   const created = await json('app:create', '--name', 'CLI app');
-  expect(created).toEqual({ application: { id: expect.any(Number), name: 'CLI app' }, apiKey: expect.any(String) });
+  expect(created).toEqual({
+    application: { id: expect.any(Number), name: 'CLI app' },
+    apiKey: expect.any(String),
+    authKey: expect.any(String),
+    authSecret: expect.any(String),
+  });
   const app = String(created.application.id);
 
   const { user: owner } = await json(
@@ -81,7 +88,9 @@ test('every command of the contract prints one JSON object, and the data works o
 
   // The CLI's records are the service's: the same user over REST, the token works.
   const database = await openDatabase(serverUrl ? { url: serverUrl, migrate: false } : { dataDir });
-  const service = await createApp({ database });
+  // The key the CLI generated next to its data folder seals the auth secrets it printed.
+  const secretsKey = parseSecretsKey(readFileSync(path.join(path.dirname(dataDir), 'secrets.key'), 'utf8'))!;
+  const service = await createApp({ database, secretsKey });
   try {
     await service.fastify.listen({ host: '127.0.0.1', port: 0 });
     const base = `http://127.0.0.1:${(service.fastify.server.address() as AddressInfo).port}`;
@@ -93,10 +102,38 @@ test('every command of the contract prints one JSON object, and the data works o
     expect(await matched.json()).toEqual({ items: [{ user: { id: friend.id, phone: '+15551110002' } }] });
     const deleted = await fetch(`${base}/chat/Message/${message.id}.json`, { method: 'DELETE', headers: { 'SVC-Token': token } });
     expect(await deleted.json()).toEqual({ SuccessfullyDeleted: { ids: [message.id] }, NotFound: { ids: [] } });
+    // The printed auth key and secret sign a session request, as an SDK app would.
+    const app = { applicationId: created.application.id, authKey: created.authKey, authSecret: created.authSecret };
+    const session = await fetch(`${base}/session.json`, {
+      method: 'POST',
+      body: new URLSearchParams(restForm(signedSessionRequest(app, { login: 'cli-owner', password: 'password123' }))),
+    });
+    expect(session.status).toBe(201);
+    expect(((await session.json()) as { session: { user_id: number } }).session.user_id).toBe(owner.id);
   } finally {
     await service.close();
     await database.close();
   }
+  // app:rotate-auth: new credentials, and the old secret stops working.
+  const rotated = await json('app:rotate-auth', '--app', app);
+  expect(rotated).toEqual({ authKey: expect.any(String), authSecret: expect.any(String) });
+  const reopened = await openDatabase(serverUrl ? { url: serverUrl, migrate: false } : { dataDir });
+  const again = await createApp({ database: reopened, secretsKey: parseSecretsKey(readFileSync(path.join(path.dirname(dataDir), 'secrets.key'), 'utf8'))! });
+  try {
+    await again.fastify.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(again.fastify.server.address() as AddressInfo).port}`;
+    const old = { applicationId: created.application.id, authKey: created.authKey, authSecret: created.authSecret };
+    const stale = await fetch(`${base}/session.json`, { method: 'POST', body: new URLSearchParams(restForm(signedSessionRequest(old))) });
+    expect(stale.status).toBe(422);
+    const fresh = await fetch(`${base}/session.json`, { method: 'POST', body: new URLSearchParams(restForm(signedSessionRequest({ ...old, ...rotated }))) });
+    expect(fresh.status).toBe(201);
+  } finally {
+    await again.close();
+    await reopened.close();
+  }
+  // app:rotate-api-key: a new key; the running instances are told through the database (no REDIS_URL here).
+  const rotatedKey = await json('app:rotate-api-key', '--app', app);
+  expect(rotatedKey).toEqual({ apiKey: expect.any(String), instancesTold: serverUrl ? 'postgres' : 'none' });
   expect(await json('messages:list', '--dialog', dialog.id, '--as', String(owner.id))).toEqual({ items: [] });
   expect((await json('messages:list', '--dialog', dialog.id, '--as', String(friend.id))).items).toHaveLength(1);
 });

@@ -493,7 +493,7 @@ if (where.kind === 'none') {
           expect(target.db.pool.totalCount).toBe(POOL_MAX);
           await locker.query('BEGIN');
           await locker.query(
-            'LOCK TABLE users, sessions, applications, messages, message_hides, dialogs, dialog_occupants, contacts IN ACCESS EXCLUSIVE MODE',
+            'LOCK TABLE users, sessions, applications, messages, message_hides, dialogs, dialog_occupants, contacts, address_book_matches IN ACCESS EXCLUSIVE MODE',
           );
         },
         () => locker.query('ROLLBACK').then(() => {}),

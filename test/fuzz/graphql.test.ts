@@ -9,7 +9,15 @@
 // bodies, 404 for a method /graphql does not serve), a GraphQL-shaped JSON
 // body whose error codes are ones a client may cause, no stack trace, a
 // bounded time, the process still healthy, no user of another application,
-// and the database unchanged unless a mutation succeeded.
+// and the database unchanged unless a mutation succeeded (and then only its
+// own tables).
+//
+// The session operations are among them: createSession with inputs signed
+// as QuickBlox SDKs sign them, right and wrong (test/support/fuzz.ts
+// sessionSpecArbitrary), as literals and as variables (the latter answered
+// exactly as README documents), session, endSession, login and logout (on a
+// disposable session of the same kind in place of a tenant's shared token),
+// and addressBook.
 import fc from 'fast-check';
 import { type DocumentNode, Kind, parse, type SelectionSetNode } from 'graphql';
 import { changedTables } from '../support/digest';
@@ -22,6 +30,8 @@ import {
   credentialArbitraries,
   type Credentials,
   DigestTracker,
+  disposableSessions,
+  type DisposableSessions,
   excerpt,
   expectHealthy,
   fitHeaders,
@@ -33,8 +43,16 @@ import {
   Outcomes,
   type RawRequest,
   type RawResponse,
+  type LoginSpec,
+  loginParts,
+  loginSpecArbitrary,
   type Repeat,
   send,
+  sessionInput,
+  type SessionRequestParts,
+  sessionRequestParts,
+  type SessionSpec,
+  sessionSpecArbitrary,
   stackTraceIn,
   startIsolatedService,
   type Text,
@@ -45,11 +63,14 @@ import type { TestService } from '../support/service';
 let service: TestService;
 let port: number;
 let tenants: [Tenant, Tenant];
+let useDisposableSessions: DisposableSessions;
 
 beforeAll(async () => {
-  service = await startIsolatedService();
+  // Per address unbounded (every request comes from one); per login small and short, so 429 comes and goes.
+  service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } });
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
+  useDisposableSessions = disposableSessions(service, tenants);
 });
 afterAll(async () => {
   await service?.close();
@@ -77,9 +98,33 @@ const USER_FIELDS = [
  */
 const KNOWN_BUG_WORDS = /subscription/i;
 
-type Op = { doc: Doc; kind: 'query' | 'mutation'; variables?: Record<string, unknown> };
+/** A createSession whose input `spec` is signed when sent and passed as variable $i (JSON numbers where `numbers`). */
+interface SessionOp {
+  spec?: SessionSpec;
+  numbers?: boolean;
+}
+type Op = { doc: Doc; kind: 'query' | 'mutation'; variables?: Record<string, unknown> } & SessionOp;
+
+let literalNonces = 0;
 /** An operation, or garbage (no kind). */
-type AnyOp = { doc: Doc; kind: 'query' | 'mutation' | undefined; variables?: Record<string, unknown> };
+type AnyOp = { doc: Doc; kind: 'query' | 'mutation' | undefined; variables?: Record<string, unknown> } & SessionOp;
+
+/** A GraphQL literal of a JSON value (object keys as written: a name GraphQL cannot parse is a syntax error, as sent). */
+const gqlLiteral = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(gqlLiteral).join(', ')}]`
+    : value !== null && typeof value === 'object'
+      ? `{${Object.entries(value).map(([k, v]) => `${k}: ${gqlLiteral(v)}`).join(', ')}}`
+      : typeof value === 'string'
+        ? JSON.stringify(value)
+        : String(value);
+
+/** login's arguments as literals (those left out are not written). */
+const loginArguments = (spec: LoginSpec): string =>
+  Object.entries(loginParts(spec).args)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(', ');
 
 function documentArbitraries(ts: [Tenant, Tenant]) {
   const realIds = ts.flatMap((t) => t.messageIds);
@@ -153,8 +198,19 @@ function documentArbitraries(ts: [Tenant, Tenant]) {
       }),
     );
 
+  const resultFields = (names: string[]) =>
+    fc.subarray(names).map((fs) => (fs.length === 0 ? '' : `{ ${fs.join(' ')} }`));
+  const sessionSelection = resultFields(['id', 'applicationId', 'userId', 'token', 'nonce', 'signedAt', 'createdAt', 'updatedAt', 'expiresAt', '__typename', 'x']);
+
   const queryField: fc.Arbitrary<Doc> = fc.oneof(
     { weight: 4, arbitrary: fc.tuple(argument(intLiteral.map((s) => [s])), userSelection).map(([v, sel]): Doc => ['userByExternalId(externalUserId: ', ...v, `) ${sel}`]) },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(fc.option(argument(stringLiteral), { nil: undefined }), resultFields(['name', 'phone', '__typename', 'x'])).map(([v, sel]): Doc =>
+        v === undefined ? [`addressBook ${sel}`] : ['addressBook(udid: ', ...v, `) ${sel}`],
+      ),
+    },
+    { weight: 1, arbitrary: sessionSelection.map((sel): Doc => [`session ${sel}`]) },
     {
       weight: 4,
       arbitrary: fc.tuple(fc.option(argument(stringLiteral), { nil: undefined }), userSelection).map(([v, sel]): Doc =>
@@ -164,18 +220,33 @@ function documentArbitraries(ts: [Tenant, Tenant]) {
     { weight: 1, arbitrary: fc.constantFrom<Doc>(['__typename'], ['__type(name: "User") { name fields { name type { name } } }'], ['__schema { queryType { name } }']) },
     { weight: 1, arbitrary: name.map((n): Doc => [n]) },
   );
-  const resultFields = (names: string[]) =>
-    fc.subarray(names).map((fs) => (fs.length === 0 ? '' : `{ ${fs.join(' ')} }`));
   const mutationField: fc.Arbitrary<Doc> = fc.oneof(
-    fc.tuple(argument(idList), fc.option(argument(boolLiteral.map((s) => [s])), { nil: undefined }), resultFields(['successfullyDeleted', 'notFound', '__typename', 'x'])).map(
-      ([ids, force, sel]): Doc => ['deleteMessages(ids: ', ...ids, ...(force ? [', force: ', ...force] : []), `) ${sel}`],
-    ),
-    fc.tuple(argument(contactList), fc.option(argument(stringLiteral), { nil: undefined }), fc.option(argument(boolLiteral.map((s) => [s])), { nil: undefined }), resultFields(['created', 'updated', 'deleted', 'x'])).map(
-      ([contacts, udid, force, sel]): Doc => [
-        'uploadAddressBook(contacts: ', ...contacts, ...(udid ? [', udid: ', ...udid] : []), ...(force ? [', force: ', ...force] : []), `) ${sel}`,
-      ],
-    ),
-    fc.constantFrom<Doc>(['__typename'], ['x']),
+    {
+      weight: 3,
+      arbitrary: fc.tuple(argument(idList), fc.option(argument(boolLiteral.map((s) => [s])), { nil: undefined }), resultFields(['successfullyDeleted', 'notFound', '__typename', 'x'])).map(
+        ([ids, force, sel]): Doc => ['deleteMessages(ids: ', ...ids, ...(force ? [', force: ', ...force] : []), `) ${sel}`],
+      ),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.tuple(argument(contactList), fc.option(argument(stringLiteral), { nil: undefined }), fc.option(argument(boolLiteral.map((s) => [s])), { nil: undefined }), resultFields(['created', 'updated', 'deleted', 'rejected { index reasons }', 'x'])).map(
+        ([contacts, udid, force, sel]): Doc => [
+          'uploadAddressBook(contacts: ', ...contacts, ...(udid ? [', udid: ', ...udid] : []), ...(force ? [', force: ', ...force] : []), `) ${sel}`,
+        ],
+      ),
+    },
+    {
+      weight: 2,
+      // Signed when generated, its nonce made unique (a creation here cannot use up a pair the variables' oracle expects free).
+      arbitrary: fc.tuple(sessionSpecArbitrary(), fc.boolean(), sessionSelection).map(([spec, numbers, sel]): Doc => {
+        const parts = sessionRequestParts({ ...spec, nonce: `${spec.nonce.slice(0, 50)}~L${(literalNonces++).toString(36)}` }, ts);
+        return [`createSession(input: ${gqlLiteral(sessionInput(parts.parameters, numbers))}) ${sel}`];
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant<Doc>(['endSession']) },
+    { weight: 1, arbitrary: sessionSelection.map((sel): Doc => [`logout ${sel}`]) },
+    { weight: 2, arbitrary: fc.tuple(loginSpecArbitrary(), userSelection).map(([spec, sel]): Doc => [`login(${loginArguments(spec)}) ${sel}`]) },
+    { weight: 1, arbitrary: fc.constantFrom<Doc>(['__typename'], ['x'], ['endSession { x }'], ['login']) },
   );
 
   /** Variable definitions: a random type for $v (and $b for directives), used or not. */
@@ -206,6 +277,21 @@ function documentArbitraries(ts: [Tenant, Tenant]) {
     })),
     fc.record({ v: typedOrJunk(fc.oneof(fc.constantFrom('phone-1', '', 'u'.repeat(65)), arb.anyString(30))) }).map((variables) => ({
       doc: ['query Q($v: String) { registeredUsers(udid: $v) { id phone } }'], kind: 'query' as const, variables,
+    })),
+    fc.record({ v: typedOrJunk(fc.oneof(fc.constantFrom('phone-1', '', 'u'.repeat(65), '100%'), arb.anyString(30))) }).map((variables) => ({
+      doc: ['query A($v: String) { addressBook(udid: $v) { name phone } }'], kind: 'query' as const, variables,
+    })),
+    // Signed when sent (toRequest), answered as README documents (the property checks it).
+    {
+      arbitrary: fc.record({ spec: sessionSpecArbitrary(), numbers: fc.boolean() }).map(({ spec, numbers }) => ({
+        doc: ['mutation S($i: SessionRequestInput!) { createSession(input: $i) { id applicationId userId nonce signedAt } }'], kind: 'mutation' as const, variables: {}, spec, numbers,
+      })),
+      weight: 6,
+    },
+    loginSpecArbitrary().map((spec) => ({
+      doc: ['mutation L($login: String, $email: String, $password: String) { login(login: $login, email: $email, password: $password) { id login } }'],
+      kind: 'mutation' as const,
+      variables: Object.fromEntries(Object.entries(loginParts(spec).args).filter(([, v]) => v !== undefined)),
     })),
     fc.record({ v: typedOrJunk(fc.array(fc.oneof(fc.constantFrom(...realIds), arb.anyString(24)), { maxLength: 4 })), b: typedOrJunk(fc.boolean()) }).map((variables) => ({
       doc: ['mutation M($v: [ID!]!, $b: Boolean) { deleteMessages(ids: $v, force: $b) { successfullyDeleted notFound } }'], kind: 'mutation' as const, variables,
@@ -273,6 +359,8 @@ interface GraphQLRequest {
   transport: Transport;
   credentials: Credentials;
   accept: string | undefined;
+  /** A createSession signed when sent (SessionOp). */
+  session?: Required<SessionOp>;
 }
 
 function requestArbitrary(ts: [Tenant, Tenant]): fc.Arbitrary<GraphQLRequest> {
@@ -299,7 +387,7 @@ function requestArbitrary(ts: [Tenant, Tenant]): fc.Arbitrary<GraphQLRequest> {
         contentType: jsonContentType,
         extra: fc.oneof(
           { weight: 6, arbitrary: fc.constant({}) },
-          // A persistedQuery hash alone (no query text) is a documented Apollo answer; with a query it is a known bug (see above).
+          // persistedQuery extensions: the explicit test below and test/graphql/trusted-documents.test.ts.
           { weight: 1, arbitrary: fc.constantFrom<Record<string, unknown>>({ extensions: {} }, { extensions: 5 }, { extensions: { x: 1 } }, { foo: 1 }, { query: null }) },
         ),
       }),
@@ -339,7 +427,14 @@ function requestArbitrary(ts: [Tenant, Tenant]): fc.Arbitrary<GraphQLRequest> {
       const mayMutate = op.kind === 'mutation' || (op.kind === undefined && /mutation/i.test(join(op.doc)));
       const mutationOverGet = mayMutate && t.kind === 'get';
       const safe: Transport = mutationOverGet ? { kind: 'post-json', payload: 'object', contentType: 'application/json', extra: {} } : t;
-      return { doc: op.doc, kind: op.kind, transport: safe, ...rest, ...(op.variables === undefined ? {} : { variables: op.variables }) };
+      return {
+        doc: op.doc,
+        kind: op.kind,
+        transport: safe,
+        ...rest,
+        ...(op.variables === undefined ? {} : { variables: op.variables }),
+        ...(op.spec === undefined ? {} : { session: { spec: op.spec, numbers: op.numbers ?? false } }),
+      };
     });
 }
 
@@ -360,7 +455,10 @@ function toRequest(r: GraphQLRequest): RawRequest {
         batch: () => JSON.stringify([payload, payload]),
         scalar: () => JSON.stringify(query),
         invalid: () => JSON.stringify(payload).slice(0, -1),
-        deep: () => `{"query":${JSON.stringify(query)},"variables":${'{"v":'.repeat(20_000)}1${'}'.repeat(20_000)}}`,
+        // Everything the other payloads send (operationName included: the
+        // plan reads it), with variables nested 20,000 deep in place of the
+        // generated ones.
+        deep: () => `${JSON.stringify({ ...payload, variables: undefined }).slice(0, -1)},"variables":${'{"v":'.repeat(20_000)}1${'}'.repeat(20_000)}}`,
         large: () => JSON.stringify({ ...payload, pad: 'x'.repeat(2 * 1024 * 1024 - query.length) }),
       }[t.payload]();
       return { method: 'POST', path: '/graphql', headers: { ...headers, 'Content-Type': t.contentType }, body };
@@ -395,10 +493,23 @@ function toRequest(r: GraphQLRequest): RawRequest {
 // ---------------------------------------------------------------------------
 // Reading the document back: which operation ran, and where user ids are.
 
+/** Tables each writing root field may write (bookkeeping columns are outside the digest). */
+const WRITES: Record<string, readonly string[]> = {
+  deleteMessages: ['messages', 'message_hides'],
+  uploadAddressBook: ['contacts', 'address_book_matches'],
+  createSession: ['sessions', 'session_nonces'],
+  endSession: ['sessions'],
+  login: ['sessions'],
+  logout: ['sessions'],
+};
+
+/** Root fields that end or change the request's own session: sent with a disposable one. */
+const CHANGES_SESSION = new Set(['endSession', 'login', 'logout']);
+
 interface Plan {
   kind: 'query' | 'mutation' | 'subscription' | undefined;
-  /** Response keys of the root fields that write (deleteMessages, uploadAddressBook). */
-  writingKeys: string[];
+  /** The root fields that write (WRITES), by response key. */
+  writing: { key: string; field: string }[];
   /** Response keys of root fields returning users, with the response keys of their `id` selections. */
   userFields: { key: string; idKeys: string[] }[];
 }
@@ -417,20 +528,20 @@ function planOf(source: string, operationName: unknown): Plan {
   try {
     document = parse(source, { maxTokens: 10_000 });
   } catch {
-    return { kind: undefined, writingKeys: [], userFields: [] };
+    return { kind: undefined, writing: [], userFields: [] };
   }
   const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
   const operation = typeof operationName === 'string' && operationName !== '' ? operations.find((o) => o.name?.value === operationName) : operations[0];
-  if (!operation) return { kind: undefined, writingKeys: [], userFields: [] };
-  const writingKeys = operation.selectionSet.selections.flatMap((s) =>
-    s.kind === Kind.FIELD && (s.name.value === 'deleteMessages' || s.name.value === 'uploadAddressBook') ? [s.alias?.value ?? s.name.value] : [],
+  if (!operation) return { kind: undefined, writing: [], userFields: [] };
+  const writing = operation.selectionSet.selections.flatMap((s) =>
+    s.kind === Kind.FIELD && s.name.value in WRITES ? [{ key: s.alias?.value ?? s.name.value, field: s.name.value }] : [],
   );
   const userFields = operation.selectionSet.selections.flatMap((s) =>
-    s.kind === Kind.FIELD && (s.name.value === 'userByExternalId' || s.name.value === 'registeredUsers')
+    s.kind === Kind.FIELD && ['userByExternalId', 'registeredUsers', 'login'].includes(s.name.value)
       ? [{ key: s.alias?.value ?? s.name.value, idKeys: idKeysOf(s.selectionSet) }]
       : [],
   );
-  return { kind: operation.operation, writingKeys, userFields };
+  return { kind: operation.operation, writing, userFields };
 }
 
 // ---------------------------------------------------------------------------
@@ -443,8 +554,40 @@ let mutationsApplied = 0;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** `<application>:<timestamp>:<nonce>` of the sessions createSession made: the same pair again is a replay. */
+const usedPairs = new Set<string>();
+/** Answers to signed createSession variables, by what they were. */
+const sessionAnswers: Record<string, number> = {};
+
+/**
+ * A createSession of signed variables got README's answer: its expected one;
+ * NONCE_REUSED where the pair was used already; 429 in place of a password
+ * check while that login is over its failed-password budget. The session
+ * made is the one asked for.
+ */
+function checkSessionAnswer(parts: SessionRequestParts, body: { data?: any; errors?: { extensions?: { code?: string } }[] }): void {
+  const created = body.data?.createSession;
+  const answer = created ? 'created' : String(body.errors?.[0]?.extensions?.code);
+  const expected = parts.expected === 'created' && usedPairs.has(parts.pair) ? 'NONCE_REUSED' : parts.expected;
+  const checksPassword = Object.keys(parts.parameters).some((k) => k.startsWith('user[')) && ['created', 'UNAUTHENTICATED', 'NONCE_REUSED'].includes(expected);
+  sessionAnswers[answer] = (sessionAnswers[answer] ?? 0) + 1;
+  check(answer === expected || (checksPassword && answer === 'TOO_MANY_REQUESTS'), `createSession expected to be answered ${expected} was answered ${answer}`);
+  if (!created) return;
+  usedPairs.add(parts.pair);
+  const { timestamp, nonce } = parts.parameters as { timestamp: string; nonce: string };
+  check(
+    created.applicationId === parts.applicationId && created.userId === parts.userId && created.nonce === nonce && Date.parse(created.signedAt) / 1000 === Number(timestamp),
+    `not the session asked for: ${excerpt(created)}`,
+  );
+}
+
 async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void> {
-  const req = toRequest(r);
+  const parts = r.session && sessionRequestParts(r.session.spec, tenants);
+  const req = toRequest(parts ? { ...r, variables: { i: sessionInput(parts.parameters, r.session!.numbers) } } : r);
+  // What will run, read from the document as sent.
+  const source = req.method === 'GET' || req.method === 'HEAD' ? (new URLSearchParams(req.path.split('?')[1]).get('query') ?? '') : join(r.doc);
+  const plan = planOf(source, r.operationName);
+  if (plan.kind === 'mutation' && plan.writing.some((w) => CHANGES_SESSION.has(w.field))) await useDisposableSessions(req, tracker);
   const res: RawResponse = await send(port, req);
   const { diff, before, after } = await tracker.advance();
   const kind = req.method === 'POST' ? `POST ${r.transport.kind === 'post-json' ? r.transport.payload : r.transport.kind}` : req.method;
@@ -487,9 +630,6 @@ async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void
     }
   }
 
-  // What ran, read back from the document as sent.
-  const source = req.method === 'GET' || req.method === 'HEAD' ? (new URLSearchParams(req.path.split('?')[1]).get('query') ?? '') : join(r.doc);
-  const plan = planOf(source, r.operationName);
   const data = isObject(res.json) && isObject(res.json.data) ? res.json.data : undefined;
 
   // No user of another application, wherever the document put user ids.
@@ -513,11 +653,22 @@ async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void
   const errored = new Set(
     ((res.json as { errors?: { path?: unknown[] }[] } | undefined)?.errors ?? []).map((e) => (Array.isArray(e.path) ? String(e.path[0]) : '')),
   );
-  const applied = res.status === 200 && plan.kind === 'mutation' && plan.writingKeys.some((key) => !errored.has(key));
-  if (applied) {
+  const applied = res.status === 200 && plan.kind === 'mutation' ? plan.writing.filter((w) => !errored.has(w.key)) : [];
+  // The signed variables' answer, where the request is the plain JSON POST that runs it.
+  const plainPost =
+    r.transport.kind === 'post-json' && r.transport.payload === 'object' && /^application\/json(?:; charset=utf-8)?$/.test(r.transport.contentType) && Object.keys(r.transport.extra).length === 0;
+  if (parts && plainPost && r.operationName === undefined) {
+    try {
+      checkSessionAnswer(parts, res.json as never);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n  in: ${where}`);
+    }
+  }
+  if (applied.length > 0) {
     mutationsApplied++;
     const changed = changedTables(before, after);
-    check(changed.every((t) => ['contacts', 'messages', 'message_hides'].includes(t)), `a mutation wrote ${changed.join(', ')}: ${where}`);
+    const allowed = new Set(applied.flatMap((w) => WRITES[w.field]!));
+    check(changed.every((t) => allowed.has(t)), `a mutation of ${applied.map((w) => w.field).join(', ')} wrote ${changed.join(', ')}: ${where}`);
   } else {
     if (res.status >= 400 || (res.json as { errors?: unknown })?.errors) failuresChecked++;
     check(diff === '', `the database changed (${diff}) for a request that ran no mutation: ${where}`);
@@ -542,6 +693,7 @@ test('every /graphql request gets a documented status and GraphQL-shaped body, f
     byStatus: outcomes.byStatus,
     byTransport: outcomes.byKind,
     errorCodes: codes,
+    sessionVariablesAnswers: sessionAnswers,
     mutationsApplied,
     failedRequestsDigestChecked: failuresChecked,
     digestsCompared: tracker.compared,
@@ -553,11 +705,12 @@ test('every /graphql request gets a documented status and GraphQL-shaped body, f
       'OPTIONS and HEAD /graphql: 405',
       'Accept without a JSON type: 406',
       'subscriptions (400 GRAPHQL_VALIDATION_FAILED)',
-      'persistedQuery extensions (persisted queries off)',
+      'persistedQuery extensions (test/graphql/trusted-documents.test.ts)',
       'several mutations with one failing (data null; README: one mutation per request)',
     ],
   });
   for (const status of [200, 400, 404, 413, 415]) expect(outcomes.byStatus[status] ?? 0).toBeGreaterThan(0);
+  for (const answer of ['created', 'INVALID_SIGNATURE', 'BAD_USER_INPUT']) expect({ answer, reached: (sessionAnswers[answer] ?? 0) > 0 }).toEqual({ answer, reached: true });
 }, LONG ? 3_600_000 : 600_000);
 
 // ---------------------------------------------------------------------------
@@ -582,7 +735,7 @@ describe('the rarer answers of /graphql, as documented', () => {
     const res = await post({
       query: `mutation {
         ok: uploadAddressBook(contacts: [{name: "Member", phone: "+10000000102"}], udid: "partial") { created }
-        bad: uploadAddressBook(contacts: [{name: "x", phone: "1"}]) { created }
+        bad: uploadAddressBook(contacts: [{name: "x", phone: "+10000000103"}], udid: "${'u'.repeat(65)}") { created }
       }`,
     });
     expect(res.status).toBe(200);
@@ -619,7 +772,8 @@ describe('the rarer answers of /graphql, as documented', () => {
     expectDocumented(await post({ query: 'subscription { __typename }' }));
   });
 
-  // Persisted queries are off (src/app.ts): the extension is not an INTERNAL_SERVER_ERROR.
+  // A hash beside a query that is not its SHA-256, or another protocol version:
+  // BAD_REQUEST (src/graphql/trusted-documents.ts), not Apollo's code-less INTERNAL_SERVER_ERROR.
   test.each([
     [{ version: 1, sha256Hash: 'a'.repeat(64) }],
     [{ version: 2, sha256Hash: 'a'.repeat(64) }],

@@ -1,12 +1,17 @@
 // Classic SQL injection strings in every input of every operation, on both
 // surfaces: path ids, external ids, udid, compact/force flags, contact names
 // and phones, credential headers, GraphQL variables, inline string literals
-// and operation names. For each request: a documented status and shape, the
+// and operation names; the session requests' login, email, password, nonce,
+// auth key and signature, login's login, and the udid of an address-book read
+// (as a query string and in the JSON-object form QuickBlox's SDK sends). For
+// each request: a documented status and shape, the
 // correct result where the input is valid data (the string is stored and
 // read back as itself), no user or message of the other application, no
 // change to the database when the request fails (and only the expected table
-// when it succeeds), no table lost and no count changed, and no request that
-// takes long (a pg_sleep that ran would show).
+// when it succeeds), no table lost and no count changed but by the contacts
+// and sessions the requests made, and no request that takes long (a pg_sleep
+// that ran would show). A login with a string is answered as the user whose
+// login is that string, a user made for it: data, matched exactly.
 import { changedTables, type Digest, digest } from '../support/digest';
 import { LONG, recordFigures } from '../support/figures';
 import {
@@ -15,6 +20,8 @@ import {
   checkListError,
   checkObjectError,
   DigestTracker,
+  disposableSessions,
+  type DisposableSessions,
   excerpt,
   expectHealthy,
   GRAPHQL_STATUSES,
@@ -22,12 +29,19 @@ import {
   type RawRequest,
   type RawResponse,
   REST_STATUSES,
+  sdkCanSend,
+  sdkQuery,
   send,
+  SESSION_STATUSES,
+  sessionAnswer,
   stackTraceIn,
   startIsolatedService,
+  tokenHash,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
 import type { TestService } from '../support/service';
+import { restForm, type SignedRequest, signedSessionRequest } from '../support/sessions';
+import { hashPassword } from '../../src/services/secrets';
 
 /** Classic injection strings, and characters that mean something to SQL, LIKE, JSON, GraphQL or a shell. */
 const INJECTIONS: readonly string[] = [
@@ -105,12 +119,25 @@ let caller: Tenant;
 let other: Tenant;
 let tracker: DigestTracker;
 let initial: Digest;
+let useDisposableSessions: DisposableSessions;
+/** Users of the caller's application whose login is an injection string (every one a login can be), by that string. */
+const loginUsers = new Map<string, number>();
+const LOGIN_PASSWORD = 'injection-password';
 
 beforeAll(async () => {
-  service = await startIsolatedService();
+  // Failed-password budgets out of the way: the strings are tried as logins many times, from one address.
+  service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
   port = Number(new URL(service.baseUrl).port);
   caller = await seedTenant(service.app.services);
   other = await seedTenant(service.app.services);
+  useDisposableSessions = disposableSessions(service, [caller, other]);
+  // One import, one password hash for all (hashing is deliberately slow); NUL and over 255 characters are no logins.
+  const logins = INJECTIONS.filter((s) => !s.includes('\u0000') && s.length <= 255);
+  const passwordHash = hashPassword(LOGIN_PASSWORD);
+  await service.app.services.users.createMany(caller.applicationId, logins.map((login) => ({ login, passwordHash })));
+  const { rows } = await service.db.pool.query<{ id: number; login: string }>('SELECT id, login FROM users WHERE application_id = $1 AND login = ANY($2)', [caller.applicationId, logins]);
+  for (const { id, login } of rows) loginUsers.set(login, id);
+  expect(loginUsers.size).toBe(logins.length);
   // Both applications have users with the same phones (seed.ts), and both
   // books list them: a match across applications would show at once.
   for (const t of [caller, other]) {
@@ -133,9 +160,12 @@ const MAX_MS = 4_000;
 const byStatus: Record<string, number> = {};
 let requests = 0;
 let contactsCreated = 0;
+/** Sessions the requests created, and those made to be ended or changed (disposable): the sessions table's growth. */
+let sessionsCreated = 0;
+let disposablesMade = 0;
 const slowest = { ms: 0, input: '' };
 
-type Family = 'list' | 'object' | 'graphql';
+type Family = 'list' | 'object' | 'session' | 'graphql';
 
 interface Expectation {
   /** Tables a successful request may write. */
@@ -149,12 +179,13 @@ const enc = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c)
 /** Header values node:http cannot send (CR, LF, NUL) are not inputs a client can make. */
 const sendableHeader = (s: string): boolean => !/[\r\n\u0000]/.test(s);
 
-const callerUserIds = () => new Set([caller.owner.id, caller.member.id, caller.outsider.id]);
+const callerUserIds = () => new Set([caller.owner.id, caller.member.id, caller.outsider.id, ...loginUsers.values()]);
 
 /**
  * Every numeric `id` anywhere in the body is a user of the caller's
- * application (user records are the only objects with one), and no message of
- * the other application is reported as deleted.
+ * application (user records are the only objects with one, besides sessions,
+ * which have a token), and no message of the other application is reported
+ * as deleted.
  */
 function checkNoOtherTenant(body: unknown, where: string): void {
   const own = callerUserIds();
@@ -162,7 +193,7 @@ function checkNoOtherTenant(body: unknown, where: string): void {
     if (Array.isArray(value)) value.forEach(walk);
     else if (value && typeof value === 'object') {
       const record = value as Record<string, unknown>;
-      if (typeof record.id === 'number') check(own.has(record.id), `user ${record.id} of another application in the answer: ${where}`);
+      if (typeof record.id === 'number' && !('token' in record)) check(own.has(record.id), `user ${record.id} of another application in the answer: ${where}`);
       Object.values(record).forEach(walk);
     }
   };
@@ -180,7 +211,7 @@ async function exercise(input: string, s: string, req: RawRequest, family: Famil
   if (res.ms > slowest.ms) Object.assign(slowest, { ms: Math.round(res.ms), input: `${input}: ${JSON.stringify(s)}` });
   const where = `${input} with ${JSON.stringify(s)}: ${req.method} ${excerpt(req.path, 120)} → ${res.status} ${excerpt(res.text, 300)}`;
 
-  const statuses: readonly number[] = family === 'graphql' ? GRAPHQL_STATUSES : REST_STATUSES;
+  const statuses: readonly number[] = family === 'graphql' ? GRAPHQL_STATUSES : family === 'session' ? [...REST_STATUSES, ...SESSION_STATUSES] : REST_STATUSES;
   check(statuses.includes(res.status), `undocumented status: ${where}`);
   check(res.ms < MAX_MS, `took ${Math.round(res.ms)} ms: ${where}`);
   check(stackTraceIn(res.text) === undefined, `stack trace text in: ${where}`);
@@ -190,7 +221,8 @@ async function exercise(input: string, s: string, req: RawRequest, family: Famil
     if (family === 'graphql') {
       if (res.status !== 200 || 'errors' in body) checkGraphQLErrors(body, res.status === 200);
     } else if (res.status >= 400) {
-      (family === 'object' ? checkObjectError : checkListError)(res.status, body);
+      if (family === 'list') checkListError(res.status, body);
+      else checkObjectError(res.status, body, family === 'session' ? 'session' : 'lookup');
     }
   } catch (error) {
     throw new Error(`${(error as Error).message}\n  in: ${where}`);
@@ -233,7 +265,11 @@ function expectDeleteResult(res: RawResponse, named: string[]): void {
 
 /** udid: up to 64 characters (code points, as PostgreSQL counts them), no NUL; the empty string is the global book. */
 const validUdid = (s: string) => [...s].length <= 64 && !s.includes('\u0000');
-const validName = (s: string) => s.length <= 255 && !s.includes('\u0000');
+const validName = (s: string) => s.length >= 1 && s.length <= 255 && !s.includes('\u0000');
+const NAME_RULE = 'name must be 1 to 255 characters';
+/** Why a contact with this name is not taken (an upload stores the others and reports these). */
+const nameRejection = (s: string) => (s.length >= 1 && s.length <= 255 ? 'name must not contain NUL characters' : NAME_RULE);
+const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
 
 /** Path external ids: an integer 1…2147483647; the seed gives the caller 101, 102 and 103. */
 function expectLookup(res: RawResponse, s: string): void {
@@ -303,6 +339,34 @@ async function bookMatches(udid: string): Promise<unknown> {
 
 const compactItems = (udid: string) => ({ items: matches(udid).map((user) => ({ user })) });
 
+/** The caller owner's book of `udid` as the uploads left it, as GET /address_book.json answers it. */
+const bookOf = (udid: string) => [...(books.get(udid) ?? new Map<string, string>())].map(([phone, name]) => ({ name, phone }));
+
+/** README: 1 to 64 printable ASCII characters. */
+const validNonce = (s: string) => /^[\x21-\x7e]{1,64}$/.test(s);
+
+/**
+ * A signed session request's timestamp, distinct per input string and surface
+ * (one nonce, used on both). Counted back from one instant fixed when the suite
+ * starts: counted from each request's own clock, the REST request of input i
+ * and the GraphQL one a second later landed on the same timestamp (a replay).
+ */
+const SIGNED_FROM = Math.floor(Date.now() / 1000);
+const timestampFor = (i: number, surface: 0 | 1) => SIGNED_FROM - 2 * i - surface;
+
+const createSession = (input: SignedRequest) =>
+  gql('mutation ($i: SessionRequestInput!) { createSession(input: $i) { token userId nonce } }', { i: input }, {});
+
+/** createSession's answer: 'created', or the error's code. */
+const created = (res: RawResponse) => (gqlData(res)?.createSession ? 'created' : (res.json as { errors?: { extensions: { code: string } }[] }).errors?.[0]?.extensions.code);
+
+/** The nonce stored with the session of this token: the string itself (not executed, not altered). */
+async function expectStoredNonce(token: string, s: string): Promise<void> {
+  sessionsCreated++;
+  const { rows } = await service.db.pool.query('SELECT nonce FROM sessions WHERE token_hash = $1', [tokenHash(token)]);
+  expect(rows).toEqual([{ nonce: s }]);
+}
+
 const INPUTS: Input[] = [
   // -- REST: DELETE /chat/Message/{ids}.json ---------------------------------
   {
@@ -364,9 +428,13 @@ const INPUTS: Input[] = [
     run: async (s, i) => {
       const udid = `rest-name-${i}`;
       await exercise('REST upload name', s, rest('POST', '/address_book.json', caller.as.owner, { contacts: [{ name: s, phone: '+10000000102' }], udid }), 'list', {
-        writes: ['contacts'],
+        writes: ['contacts', 'address_book_matches'],
         then: (res, { before, after }) => {
-          if (!validName(s)) return expect(res.status).toBe(422);
+          if (!validName(s)) {
+            // Not taken, reported by index; nothing stored.
+            expect(res.json).toEqual({ created: 0, updated: 0, deleted: 0, rejected: { '0': [nameRejection(s)] } });
+            return expect(after.contacts!.rows).toBe(before.contacts!.rows);
+          }
           expect(res.json).toEqual({ created: 1, updated: 0, deleted: 0 });
           expect(after.contacts!.rows - before.contacts!.rows).toBe(1);
           contactsCreated++;
@@ -385,9 +453,10 @@ const INPUTS: Input[] = [
     name: 'REST upload: a contact phone',
     run: (s, i) =>
       exercise('REST upload phone', s, rest('POST', '/address_book.json', caller.as.owner, { contacts: [{ name: 'x', phone: s }], udid: `rest-phone-${i}` }), 'list', {
-        then: (res) => {
-          expect(res.status).toBe(422);
-          expect((res.json as { errors: string[] }).errors).toEqual(['contacts[0].phone must be 10 to 15 digits with an optional leading "+"']);
+        then: (res, { before, after }) => {
+          expect(res.status).toBe(200);
+          expect(res.json).toEqual({ created: 0, updated: 0, deleted: 0, rejected: { '0': [PHONE_RULE] } });
+          expect(after.contacts!.rows).toBe(before.contacts!.rows);
         },
       }),
   },
@@ -396,7 +465,7 @@ const INPUTS: Input[] = [
     run: async (s) => {
       // force=1 replaces that device's book, so a string already used (e.g. by the name input) changes nothing twice.
       await exercise('REST upload udid', s, rest('POST', '/address_book.json', caller.as.owner, { contacts: [{ name: 'o', phone: '+10000000103' }], udid: s, force: 1 }), 'list', {
-        writes: ['contacts'],
+        writes: ['contacts', 'address_book_matches'],
         then: (res, { before, after }) => {
           if (!validUdid(s)) return expect(res.status).toBe(422);
           expect(res.status).toBe(200);
@@ -462,12 +531,14 @@ const INPUTS: Input[] = [
     name: 'GraphQL variables: contact name and phone, udid of an upload, read back',
     run: async (s, i) => {
       const udid = `gql-name-${i}`;
-      const upload = 'mutation ($c: [ContactInput!]!, $u: String, $f: Boolean) { uploadAddressBook(contacts: $c, udid: $u, force: $f) { created updated deleted } }';
+      const upload = 'mutation ($c: [ContactInput!]!, $u: String, $f: Boolean) { uploadAddressBook(contacts: $c, udid: $u, force: $f) { created updated deleted rejected { index reasons } } }';
       await exercise('GraphQL $contacts name', s, gql(upload, { c: [{ name: s, phone: '+10000000102' }], u: udid }), 'graphql', {
-        writes: ['contacts'],
+        writes: ['contacts', 'address_book_matches'],
         then: (res) => {
-          if (!validName(s)) return expect((res.json as any).errors[0].extensions.code).toBe('BAD_USER_INPUT');
-          expect(gqlData(res)).toEqual({ uploadAddressBook: { created: 1, updated: 0, deleted: 0 } });
+          if (!validName(s)) {
+            return expect(gqlData(res)).toEqual({ uploadAddressBook: { created: 0, updated: 0, deleted: 0, rejected: [{ index: 0, reasons: [nameRejection(s)] }] } });
+          }
+          expect(gqlData(res)).toEqual({ uploadAddressBook: { created: 1, updated: 0, deleted: 0, rejected: [] } });
           contactsCreated++;
           uploaded(udid, [{ name: s, phone: '+10000000102' }], false);
         },
@@ -477,10 +548,10 @@ const INPUTS: Input[] = [
         expect(gqlData(res)).toEqual({ registeredUsers: matches(udid).map(({ id }) => ({ id })) });
       }
       await exercise('GraphQL $contacts phone', s, gql(upload, { c: [{ name: 'x', phone: s }], u: udid }), 'graphql', {
-        then: (res) => expect((res.json as any).errors[0].extensions.code).toBe('BAD_USER_INPUT'),
+        then: (res) => expect(gqlData(res)).toEqual({ uploadAddressBook: { created: 0, updated: 0, deleted: 0, rejected: [{ index: 0, reasons: [PHONE_RULE] }] } }),
       });
       await exercise('GraphQL $udid upload', s, gql(upload, { c: [{ name: 'o', phone: '+10000000103' }], u: s, f: true }), 'graphql', {
-        writes: ['contacts'],
+        writes: ['contacts', 'address_book_matches'],
         then: (res) => {
           if (!validUdid(s)) return expect((res.json as any).errors[0].extensions.code).toBe('BAD_USER_INPUT');
           contactsCreated += gqlData(res)!.uploadAddressBook.created;
@@ -499,8 +570,9 @@ const INPUTS: Input[] = [
       await exercise('GraphQL inline udid', s, gql(`{ registeredUsers(udid: ${lit(s)}) { id phone } }`), 'graphql', {
         then: (res) => (validUdid(s) ? expect(gqlData(res)).toEqual({ registeredUsers: matches(s) }) : expect((res.json as any).errors[0].extensions.code).toBe('BAD_USER_INPUT')),
       });
-      await exercise('GraphQL inline name', s, gql(`mutation { uploadAddressBook(contacts: [{name: ${lit(s)}, phone: ${lit(s)}}]) { created } }`), 'graphql', {
-        then: (res) => expect((res.json as any).errors[0].extensions.code).toBe('BAD_USER_INPUT'),
+      await exercise('GraphQL inline name', s, gql(`mutation { uploadAddressBook(contacts: [{name: ${lit(s)}, phone: ${lit(s)}}]) { created rejected { index } } }`), 'graphql', {
+        // None of these strings is a phone: the contact is not taken.
+        then: (res) => expect(gqlData(res)).toEqual({ uploadAddressBook: { created: 0, rejected: [{ index: 0 }] } }),
       });
       await exercise('GraphQL inline block string', s, gql(`{ registeredUsers(udid: """${s.replace(/"""/g, '\\"""')}""") { id } }`), 'graphql');
     },
@@ -525,6 +597,92 @@ const INPUTS: Input[] = [
       }
     },
   },
+  // -- Sessions: POST /session.json, createSession, login --------------------------
+  {
+    name: 'REST session: a login, with its user’s password',
+    run: (s) =>
+      exercise('REST session user[login]', s, rest('POST', '/session.json', {}, restForm(signedSessionRequest(caller, { login: s, password: LOGIN_PASSWORD })), true), 'session', {
+        writes: ['sessions', 'session_nonces'],
+        then: (res) => {
+          const userId = loginUsers.get(s);
+          if (userId === undefined) return expect(sessionAnswer(res.status, res.json)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT login' : 'UNAUTHENTICATED');
+          // Exactly the user whose login is this string.
+          expect([res.status, (res.json as { session: { user_id: number } }).session.user_id]).toEqual([201, userId]);
+          sessionsCreated++;
+        },
+      }),
+  },
+  {
+    name: 'REST session: an email, and the same string as password',
+    run: (s) =>
+      exercise('REST session user[email]', s, rest('POST', '/session.json', {}, restForm(signedSessionRequest(caller, { email: s, password: s }))), 'session', {
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT email' : 'UNAUTHENTICATED'),
+      }),
+  },
+  {
+    name: 'REST session: nonce (stored as itself), auth key, signature',
+    run: async (s, i) => {
+      const res = await exercise('REST session nonce', s, rest('POST', '/session.json', {}, restForm(signedSessionRequest(caller, undefined, { nonce: s, timestamp: timestampFor(i, 0) }))), 'session', {
+        writes: ['sessions', 'session_nonces'],
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(validNonce(s) ? 'created' : 'BAD_USER_INPUT nonce'),
+      });
+      if (res.status === 201) await expectStoredNonce((res.json as { session: { token: string } }).session.token, s);
+      await exercise('REST session auth_key', s, rest('POST', '/session.json', {}, restForm(signedSessionRequest(caller, undefined, { authKey: s })), true), 'session', {
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT auth_key' : 'UNKNOWN_APPLICATION'),
+      });
+      await exercise('REST session signature', s, rest('POST', '/session.json', {}, { ...restForm(signedSessionRequest(caller)), signature: s }), 'session', {
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe('INVALID_SIGNATURE'),
+      });
+    },
+  },
+  {
+    name: 'GraphQL createSession: nonce (stored as itself), auth key, signature',
+    run: async (s, i) => {
+      const res = await exercise('GraphQL createSession $nonce', s, createSession(signedSessionRequest(caller, undefined, { nonce: s, timestamp: timestampFor(i, 1) })), 'graphql', {
+        writes: ['sessions', 'session_nonces'],
+        then: (res) => expect(created(res)).toBe(validNonce(s) ? 'created' : 'BAD_USER_INPUT'),
+      });
+      if (created(res) === 'created') await expectStoredNonce(gqlData(res)!.createSession.token, s);
+      await exercise('GraphQL createSession $authKey', s, createSession(signedSessionRequest(caller, undefined, { authKey: s })), 'graphql', {
+        then: (res) => expect(created(res)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT' : 'UNKNOWN_APPLICATION'),
+      });
+      await exercise('GraphQL createSession $signature', s, createSession({ ...signedSessionRequest(caller), signature: s }), 'graphql', {
+        then: (res) => expect(created(res)).toBe('INVALID_SIGNATURE'),
+      });
+    },
+  },
+  {
+    name: 'GraphQL login: a login, with its user’s password, on an application session',
+    run: async (s) => {
+      const req = gql('mutation ($l: String, $p: String) { login(login: $l, password: $p) { id login } }', { l: s, p: LOGIN_PASSWORD }, caller.as.app);
+      // The login changes the request's session: a new one of its kind stands in for the tenant's shared one.
+      if (await useDisposableSessions(req, tracker)) disposablesMade++;
+      await exercise('GraphQL login $login', s, req, 'graphql', {
+        writes: ['sessions'],
+        then: (res) => {
+          const userId = loginUsers.get(s);
+          if (userId === undefined) return expect((res.json as any).errors[0].extensions.code).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT' : 'UNAUTHENTICATED');
+          expect(gqlData(res)).toEqual({ login: { id: userId, login: s } });
+        },
+      });
+    },
+  },
+  // -- The address book read back (after the uploads above) -------------------------
+  {
+    name: 'REST and GraphQL address book: udid, as a query string and as the SDK sends it',
+    run: async (s, i) => {
+      const expectBook = (res: RawResponse) => (validUdid(s) ? expect(res.json).toEqual(bookOf(s)) : expect(res.status).toBe(422));
+      await exercise('REST GET /address_book.json ?udid', s, rest('GET', `/address_book.json?udid=${enc(s)}`, caller.as.owner), 'list', { then: expectBook });
+      if (sdkCanSend(s)) {
+        // As a browser's fetch or, under Node, the SDK's node-fetch writes it (every other string).
+        const client = i % 2 === 0 ? 'fetch' : 'node-fetch';
+        await exercise(`REST GET /address_book.json ?{"udid"} (${client})`, s, rest('GET', `/address_book.json${sdkQuery({ udid: s }, client)}`, caller.as.owner), 'list', { then: expectBook });
+      }
+      await exercise('GraphQL addressBook $udid', s, gql('query ($u: String) { addressBook(udid: $u) { name phone } }', { u: s }), 'graphql', {
+        then: (res) => (validUdid(s) ? expect(gqlData(res)).toEqual({ addressBook: bookOf(s) }) : expect((res.json as any).errors[0].extensions.code).toBe('BAD_USER_INPUT')),
+      });
+    },
+  },
 ];
 
 describe.each(INPUTS.map((input) => [input.name, input] as const))('%s', (_name, input) => {
@@ -538,17 +696,22 @@ describe.each(INPUTS.map((input) => [input.name, input] as const))('%s', (_name,
 
 afterAll(async () => {
   if (!service) return;
-  // The end state: every table still there, every count as it was but the contacts the uploads created.
+  // The end state: every table still there, every count as it was but the
+  // contacts the uploads created (with the matches they made: uploads store
+  // seeded users' phones) and the sessions (and their nonces) made.
   const final = await digest(service.db.pool);
   expect(Object.keys(final)).toEqual(Object.keys(initial));
+  const made = ['contacts', 'address_book_matches', 'sessions', 'session_nonces'];
   for (const table of Object.keys(initial)) {
-    if (table === 'contacts' || table === 'message_hides') continue;
+    if (made.includes(table)) continue;
     expect({ table, rows: final[table]!.rows }).toEqual({ table, rows: initial[table]!.rows });
   }
-  expect(final.message_hides!.rows).toBe(initial.message_hides!.rows);
   expect(final.contacts!.rows).toBeGreaterThanOrEqual(initial.contacts!.rows);
-  // Nothing but contacts changed at all, in any other table (bookkeeping columns aside).
-  expect(changedTables(initial, final).filter((t) => t !== 'contacts')).toEqual([]);
+  expect(final.address_book_matches!.rows).toBeGreaterThanOrEqual(initial.address_book_matches!.rows);
+  expect(final.sessions!.rows).toBe(initial.sessions!.rows + sessionsCreated + disposablesMade);
+  expect(final.session_nonces!.rows).toBe(initial.session_nonces!.rows + sessionsCreated);
+  // Nothing else changed at all, in any other table (bookkeeping columns aside).
+  expect(changedTables(initial, final).filter((t) => !made.includes(t))).toEqual([]);
   await expectHealthy(port);
   recordFigures('injection', {
     inputs: INJECTIONS.length,
@@ -556,6 +719,7 @@ afterAll(async () => {
     requests,
     byStatus,
     contactsCreated,
+    sessionsCreated,
     slowestMs: slowest.ms,
     slowestInput: slowest.input,
     maxAllowedMs: MAX_MS,

@@ -41,6 +41,7 @@ import { EXPLORER_EXAMPLES } from '../../src/http/explorer';
 import { recordFigures } from '../support/figures';
 import { type GraphQLResult, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
+import { signedSessionRequest } from '../support/sessions';
 
 let service: TestService;
 let tenant: Tenant;
@@ -241,34 +242,48 @@ describe('batching and the body limit', () => {
 
 describe('nothing a real client sends comes near the limits', () => {
   /** Sample arguments for each root field: a new field without one fails here, on purpose. */
-  const SAMPLES: Record<string, Record<string, unknown>> = {
-    userByExternalId: { externalUserId: 101 },
-    registeredUsers: { udid: 'phone-1' },
-    deleteMessages: { ids: ['ffffffffffffffffffffffff'], force: false },
-    uploadAddressBook: { contacts: [{ name: 'Member', phone: '+10000000102' }], udid: 'phone-1', force: false },
+  /** A session of its own, for the operations that end or change the session they run in. */
+  const ownSession = async () => ({ 'SVC-Token': (await service.app.services.applications.createSession(tenant.applicationId, tenant.owner.id)).token });
+
+  const SAMPLES: Record<string, () => Promise<{ variables: Record<string, unknown>; headers?: Record<string, string> }>> = {
+    userByExternalId: async () => ({ variables: { externalUserId: 101 } }),
+    registeredUsers: async () => ({ variables: { udid: 'phone-1' } }),
+    registeredUsersConnection: async () => ({ variables: { udid: 'phone-1', first: 1000, after: null } }),
+    addressBook: async () => ({ variables: { udid: 'phone-1' } }),
+    session: async () => ({ variables: {} }),
+    deleteMessages: async () => ({ variables: { ids: ['ffffffffffffffffffffffff'], force: false } }),
+    uploadAddressBook: async () => ({ variables: { contacts: [{ name: 'Member', phone: '+10000000102' }], udid: 'phone-1', force: false } }),
+    createSession: async () => ({ variables: { input: signedSessionRequest(tenant, { login: 'owner', password: 'password123' }) } }),
+    endSession: async () => ({ variables: {}, headers: await ownSession() }),
+    login: async () => ({ variables: { login: 'member', password: 'password123' }, headers: await ownSession() }),
+    logout: async () => ({ variables: {}, headers: await ownSession() }),
   };
 
+  /** Every field of a result type, into nested objects (a page's edges and their nodes). */
+  function selectionOf(named: ReturnType<typeof getNamedType>): string {
+    if (isLeafType(named) || !isObjectType(named)) return '';
+    const fields = Object.values(named.getFields()).map((f) => {
+      const inner = getNamedType(f.type);
+      return isLeafType(inner) ? f.name : `${f.name} ${selectionOf(inner)}`;
+    });
+    return `{ ${fields.join(' ')} }`;
+  }
+
   /** One operation per root field, selecting every field of its result. */
-  function everyOperation(): { name: string; query: string; variables: Record<string, unknown> }[] {
+  function everyOperation(): { name: string; query: string; sample: () => Promise<{ variables: Record<string, unknown>; headers?: Record<string, string> }> }[] {
     const schema = buildSchema();
     const operations = [];
     for (const [kind, type] of [['query', schema.getQueryType()], ['mutation', schema.getMutationType()]] as const) {
       for (const field of Object.values(type?.getFields() ?? {}) as GraphQLField<unknown, unknown>[]) {
-        const variables = SAMPLES[field.name];
-        if (!variables) throw new Error(`no sample arguments for ${kind} ${field.name}: add them to SAMPLES`);
-        const named = getNamedType(field.type);
-        const selection = isLeafType(named)
-          ? ''
-          : `{ ${Object.values(isObjectType(named) ? named.getFields() : {})
-              .filter((f) => isLeafType(getNamedType(f.type)))
-              .map((f) => f.name)
-              .join(' ')} }`;
+        const sample = SAMPLES[field.name];
+        if (!sample) throw new Error(`no sample arguments for ${kind} ${field.name}: add them to SAMPLES`);
+        const selection = selectionOf(getNamedType(field.type));
         const definitions = field.args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
         const args = field.args.map((a) => `${a.name}: $${a.name}`).join(', ');
         operations.push({
           name: `${kind} ${field.name}`,
           query: `${kind} All${field.name}${definitions ? `(${definitions})` : ''} { ${field.name}${args ? `(${args})` : ''} ${selection} }`,
-          variables,
+          sample,
         });
       }
     }
@@ -293,13 +308,21 @@ describe('nothing a real client sends comes near the limits', () => {
   test('every operation of the schema, with every field of its result, is answered', async () => {
     const operations = everyOperation();
     expect(operations.map((o) => o.name).sort()).toEqual([
+      'mutation createSession',
       'mutation deleteMessages',
+      'mutation endSession',
+      'mutation login',
+      'mutation logout',
       'mutation uploadAddressBook',
+      'query addressBook',
       'query registeredUsers',
+      'query registeredUsersConnection',
+      'query session',
       'query userByExternalId',
     ]);
-    for (const { name, query, variables } of operations) {
-      expectAccepted(await gql(query, variables), name);
+    for (const { name, query, sample } of operations) {
+      const { variables, headers } = await sample();
+      expectAccepted(await service.graphql(query, variables, headers ?? tenant.as.owner), name);
       record(name, query);
     }
   });
@@ -320,8 +343,11 @@ describe('nothing a real client sends comes near the limits', () => {
   test('the README’s operations and the explorer’s examples are answered', async () => {
     const readme = readmeOperations();
     expect(readme.length).toBeGreaterThanOrEqual(4);
+    // The README's login example names the demo user: this application gets one too.
+    await service.app.services.users.create({ applicationId: tenant.applicationId, login: 'alice', password: 'demo-password' });
     for (const query of readme) {
-      expectAccepted(await gql(query), `README: ${query}`);
+      // A session of its own each: the examples log in, log out and end their session.
+      expectAccepted(await service.graphql(query, {}, await ownSession()), `README: ${query}`);
       record(`README: ${query.slice(0, 40)}`, query);
     }
     expect(EXPLORER_EXAMPLES.length).toBeGreaterThanOrEqual(4);

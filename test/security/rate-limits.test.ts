@@ -274,8 +274,8 @@ describe('rate limits off', () => {
   const tiny = { RATE_LIMIT_WINDOW_MS: String(WINDOW_MS), RATE_LIMIT_PER_CREDENTIAL: '2', RATE_LIMIT_PER_ADDRESS: '2' };
 
   test('the configuration turns them on by default and RATE_LIMIT_ENABLED=false turns them off', () => {
-    expect(appOptionsFromConfig(loadConfig({})).rateLimit).toEqual({ windowMs: 60_000, perCredential: 1_200, perAddress: 6_000 });
-    expect(appOptionsFromConfig(loadConfig({ NODE_ENV: 'production' })).rateLimit).toEqual({ windowMs: 60_000, perCredential: 1_200, perAddress: 6_000 });
+    expect(appOptionsFromConfig(loadConfig({})).rateLimit).toEqual({ windowMs: 60_000, perCredential: 1_200, perAddress: 6_000, onStoreError: 'open' });
+    expect(appOptionsFromConfig(loadConfig({ NODE_ENV: 'production' })).rateLimit).toEqual({ windowMs: 60_000, perCredential: 1_200, perAddress: 6_000, onStoreError: 'open' });
     expect(appOptionsFromConfig(loadConfig({ ...tiny, RATE_LIMIT_ENABLED: 'false' })).rateLimit).toBe(false);
   });
 

@@ -23,3 +23,14 @@ export const MEMBER_PHONE = '+10000000102';
 export const OUTSIDER_PHONE = '+10000000103';
 /** A valid phone that no seeded user has. */
 export const STRANGER_PHONE = '+19999999999';
+
+/** Why a contact is rejected (README: Uploads). */
+export const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
+export const NAME_RULE = 'name must be 1 to 255 characters';
+
+/** `count` valid contacts with distinct phones that no seeded user has. */
+export const manyContacts = (count: number): Contact[] =>
+  Array.from({ length: count }, (_, i) => ({ name: `c${i}`, phone: `+1555${String(i).padStart(7, '0')}` }));
+
+/** The contacts ordered by phone, as `bookOf` lists a book. */
+export const byPhone = (contacts: readonly Contact[]): Contact[] => [...contacts].sort((a, b) => a.phone.localeCompare(b.phone));

@@ -3,7 +3,7 @@
 // paths go out byte for byte as generated), the documented statuses and error
 // shapes of each route family, a stack-trace detector, outcome counters, and
 // the fast-check run settings (seed from FUZZ_SEED, printed on failure).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { Client, Pool } from 'pg';
@@ -15,6 +15,7 @@ import { LONG } from './figures';
 import { USER_FIELDS } from './records';
 import type { Tenant } from './seed';
 import { startService, type TestService, usingServer } from './service';
+import { restForm, signedSessionRequest } from './sessions';
 
 // ---------------------------------------------------------------------------
 // A service whose database holds only this file's data.
@@ -150,8 +151,16 @@ export function latin1Header(value: string): string {
 // ---------------------------------------------------------------------------
 // What a response may be.
 
-/** The REST statuses of README's Errors table (rate limits are off in these tests: no 429; no database fault: no 503). */
+/**
+ * The REST statuses of README's Errors table (rate limits are off in these
+ * tests: no 429; no database fault: no 503). POST /session.json also answers
+ * 201, and it and POST /login.json 429 past the failed-password budgets
+ * (SESSION_STATUSES).
+ */
 export const REST_STATUSES = [200, 400, 401, 403, 404, 413, 415, 422] as const;
+
+/** What POST /session.json and POST /login.json may answer besides REST_STATUSES. */
+export const SESSION_STATUSES = [201, 429] as const;
 
 /**
  * /graphql: 200 (results and operation errors), 400 (malformed GraphQL
@@ -180,6 +189,12 @@ export const GRAPHQL_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
   'PERSISTED_QUERY_NOT_FOUND',
   'PERSISTED_QUERY_NOT_SUPPORTED',
+  // createSession's refusals (README, GraphQL reference), and the failed-password budgets.
+  'UNKNOWN_APPLICATION',
+  'INVALID_SIGNATURE',
+  'TIMESTAMP_OUT_OF_WINDOW',
+  'NONCE_REUSED',
+  'TOO_MANY_REQUESTS',
 ]);
 
 /** Messages each REST error status may carry (README's Errors table); 422 messages name the input and vary. */
@@ -187,19 +202,30 @@ const REST_MESSAGES: Record<number, (message: string) => boolean> = {
   // "Malformed request path" (an invalid percent-escape) and "Malformed HTTP
   // request" (bytes Node's parser refuses) are src/app.ts's; README's table has
   // no row of their own, its Decisions say 400 is a malformed request.
+  // "Malformed query" is GET /address_book.json's: a query in the JSON-object
+  // form QuickBlox's JavaScript SDK sends that is not a JSON object.
   400: (m) =>
     m === MESSAGES.bothCredentials ||
+    m === MESSAGES.severalTokens ||
     m === MESSAGES.onBehalfOfWithoutApiKey ||
     m.startsWith(MESSAGES.malformedBody) ||
+    m.startsWith('Malformed query: ') ||
     m === 'Malformed request path' ||
     m === 'Malformed HTTP request',
-  401: (m) => ([MESSAGES.noCredentials, MESSAGES.sessionMissing, MESSAGES.malformedAuthorization, MESSAGES.unknownApiKey] as string[]).includes(m),
-  403: (m) => ([MESSAGES.onBehalfOfUnknown, MESSAGES.needUser, MESSAGES.wrongPermissions] as string[]).includes(m),
+  401: (m) =>
+    ([MESSAGES.noCredentials, MESSAGES.sessionMissing, MESSAGES.malformedAuthorization, MESSAGES.unknownApiKey, MESSAGES.badLogin] as string[]).includes(m),
+  403: (m) => ([MESSAGES.onBehalfOfUnknown, MESSAGES.needUser, MESSAGES.wrongPermissions, MESSAGES.sessionRequired] as string[]).includes(m),
   404: (m) => m.startsWith('No route for ') || m === MESSAGES.userNotFound,
   413: (m) => m === 'Request body too large',
   415: (m) => m.startsWith('Unsupported Content-Type: '),
   422: (m) => m.length > 0,
+  429: (m) => new RegExp(`^${MESSAGES.rateLimited}: retry in [1-9][0-9]* s$`).test(m),
 };
+
+/** The refusals of a session request that name no parameter (`{"errors":{"base":[…]}}`, 422). */
+export const isSessionRefusal = (m: string): boolean =>
+  ([MESSAGES.unknownApplication, MESSAGES.invalidSignature, MESSAGES.nonceReused] as string[]).includes(m) ||
+  /^Unexpected timestamp: more than \d+ s away from the server's clock \(\d+\)$/.test(m);
 
 /**
  * Text that only a leaked stack trace or source location would put in a body.
@@ -241,14 +267,23 @@ export function checkListError(status: number, body: unknown): void {
  * The user lookup: `{"errors":{"base":[…]}}` for credential, permission and
  * malformed-request failures (400, 401, 403), `{"errors":{"<field>":[…]}}` for
  * invalid input (422), `{"code","message"}` otherwise (404, 413, 415).
+ * The session family (/session.json, /login.json) is the same, and besides:
+ * its 422 names one parameter, or "base" with one of the session request's
+ * refusals (isSessionRefusal); 429 `{"code":"TOO_MANY_REQUESTS",…}` past the
+ * failed-password budgets.
  */
-export function checkObjectError(status: number, body: unknown): void {
+export function checkObjectError(status: number, body: unknown, family: 'lookup' | 'session' = 'lookup'): void {
   check(isPlainObject(body), `expected a JSON object, got ${excerpt(body)}`);
   if (status === 400 || status === 401 || status === 403 || status === 422) {
     check(keysAre(body, ['errors']) && isPlainObject(body.errors), `expected {"errors":{field:[string]}}, got ${excerpt(body)}`);
     const fields = Object.entries(body.errors as Record<string, unknown>);
     check(fields.length > 0 && fields.every(([, v]) => isStringList(v)), `expected {"errors":{field:[string]}}, got ${excerpt(body)}`);
     if (status !== 422) check(keysAre(body.errors as Record<string, unknown>, ['base']), `a ${status} names "base", got ${excerpt(body)}`);
+    if (family === 'session' && status === 422) {
+      check(fields.length === 1 && (fields[0]![1] as string[]).length === 1, `a session request's 422 names one parameter once, got ${excerpt(body)}`);
+      const [field, [message]] = fields[0] as [string, string[]];
+      if (field === 'base') check(isSessionRefusal(message!), `${JSON.stringify(message)} is not a documented session refusal`);
+    }
     for (const [, messages] of fields) {
       for (const message of messages as string[]) {
         check(REST_MESSAGES[status]?.(message), `message ${JSON.stringify(message)} is not one README documents for ${status}`);
@@ -259,7 +294,8 @@ export function checkObjectError(status: number, body: unknown): void {
       keysAre(body, ['code', 'message']) && typeof body.code === 'string' && typeof body.message === 'string',
       `expected {"code","message"}, got ${excerpt(body)}`,
     );
-    const expectedCode = { 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE' }[status];
+    check(status !== 429 || family === 'session', `a 429 outside the session paths: ${excerpt(body)}`);
+    const expectedCode = { 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'TOO_MANY_REQUESTS' }[status];
     check(body.code === expectedCode, `a ${status} has code ${expectedCode}, got ${excerpt(body)}`);
     check(REST_MESSAGES[status]?.(body.message as string), `message ${JSON.stringify(body.message)} is not one README documents for ${status}`);
   }
@@ -401,6 +437,8 @@ export interface Credentials {
   label: string;
   /** Index of the tenant whose credential decides who the caller is (undefined: none or invalid). */
   tenant?: 0 | 1;
+  /** The user the caller acts as, where the credential names one for sure. */
+  userId?: number;
   headers: [string, HeaderValue | Repeat][];
 }
 
@@ -411,17 +449,21 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
   const valid: Credentials[] = ts.flatMap((t, i) => {
     const tenant = i as 0 | 1;
     return [
-      { label: 'owner token', tenant, headers: [['SVC-Token', t.ownerToken]] },
-      { label: 'member token', tenant, headers: [['SVC-Token', t.memberToken]] },
-      { label: 'outsider token', tenant, headers: [['SVC-Token', t.outsiderToken]] },
+      { label: 'owner token', tenant, userId: t.owner.id, headers: [['SVC-Token', t.ownerToken]] },
+      { label: 'member token', tenant, userId: t.member.id, headers: [['SVC-Token', t.memberToken]] },
+      { label: 'outsider token', tenant, userId: t.outsider.id, headers: [['SVC-Token', t.outsiderToken]] },
       { label: 'application token', tenant, headers: [['SVC-Token', t.appToken]] },
+      // QuickBlox SDKs send the token as QB-Token: the same rules.
+      { label: 'owner QB-Token', tenant, userId: t.owner.id, headers: [['QB-Token', t.ownerToken]] },
+      { label: 'application QB-Token', tenant, headers: [['qb-token', t.appToken]] },
       { label: 'api key', tenant, headers: [['Authorization', `ApiKey ${t.apiKey}`]] },
       // HTTP drops whitespace around a header value: still the key.
       { label: 'api key with a trailing space', tenant, headers: [['Authorization', `ApiKey ${t.apiKey} `]] },
-      { label: 'api key on behalf of owner', tenant, headers: [['Authorization', `ApiKey ${t.apiKey}`], ['On-Behalf-Of', String(t.owner.id)]] },
-      { label: 'api key on behalf of member', tenant, headers: [['Authorization', `ApiKey ${t.apiKey}`], ['On-Behalf-Of', String(t.member.id)]] },
+      { label: 'api key on behalf of owner', tenant, userId: t.owner.id, headers: [['Authorization', `ApiKey ${t.apiKey}`], ['On-Behalf-Of', String(t.owner.id)]] },
+      { label: 'api key on behalf of member', tenant, userId: t.member.id, headers: [['Authorization', `ApiKey ${t.apiKey}`], ['On-Behalf-Of', String(t.member.id)]] },
     ] satisfies Credentials[];
   });
+  const tokenHeader = fc.constantFrom('SVC-Token', 'QB-Token');
   const randomValue: fc.Arbitrary<string | Repeat> = fc.oneof(
     { weight: 4, arbitrary: arb.anyString(80).map(latin1Header) },
     { weight: 1, arbitrary: fc.record({ repeat: fc.constantFrom('a', 'é', 'A1_-', ' '), times: fc.integer({ min: 1_000, max: 60_000 }) }) },
@@ -442,11 +484,20 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
   const credentials: fc.Arbitrary<Credentials> = fc.oneof(
     { weight: 10, arbitrary: fc.constantFrom(...valid) },
     { weight: 1, arbitrary: fc.constant<Credentials>({ label: 'none', headers: [] }) },
-    { weight: 2, arbitrary: fc.tuple(headerCase('SVC-Token'), randomValue).map(([n, v]): Credentials => ({ label: 'random token', headers: [[n, v]] })) },
+    { weight: 2, arbitrary: fc.tuple(tokenHeader.chain(headerCase), randomValue).map(([n, v]): Credentials => ({ label: 'random token', headers: [[n, v]] })) },
+    {
+      weight: 1,
+      // Two session-token headers at once: 400, whatever their values (README, Credentials: exactly one).
+      arbitrary: fc.tuple(fc.constantFrom(a, b), fc.constantFrom('same', 'other', 'random'), fc.boolean()).map(([t, which, svcFirst]): Credentials => {
+        const other = which === 'same' ? t.ownerToken : which === 'other' ? t.memberToken : 'nonsense';
+        const pair: [string, string][] = [['SVC-Token', t.ownerToken], ['QB-Token', other]];
+        return { label: 'SVC-Token and QB-Token', headers: svcFirst ? pair : pair.reverse() };
+      }),
+    },
     { weight: 2, arbitrary: fc.tuple(headerCase('Authorization'), authorization).map(([n, v]): Credentials => ({ label: 'odd authorization', headers: [[n, v]] })) },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.constantFrom(...valid.filter((c) => c.label.endsWith('token'))), authorization)
+      arbitrary: fc.tuple(fc.constantFrom(...valid.filter((c) => /token$/i.test(c.label))), authorization)
         .map(([c, v]): Credentials => ({ label: 'both', headers: [...c.headers, ['Authorization', v]] })),
     },
     {
@@ -520,3 +571,353 @@ export const arb = {
       fc.string({ unit: 'binary', maxLength: 20 }),
     ),
 };
+
+// ---------------------------------------------------------------------------
+// Session requests (POST /session.json, createSession): described by what
+// makes them right or wrong, signed when sent (the timestamp is relative to
+// the clock then), with the answer README documents for each.
+
+/** The service's default window (SESSION_TIMESTAMP_WINDOW_S): generated offsets keep 100 s clear of it either way. */
+export const TIMESTAMP_WINDOW_S = 3600;
+
+type SeededUser = 'owner' | 'member' | 'outsider';
+
+export interface SessionUserSpec {
+  field: 'login' | 'email';
+  who: SeededUser | 'nobody';
+  /** The seed's password, or another one. */
+  password: 'right' | string;
+}
+
+/** Parameters a session request can get wrong in form: each answered 422 naming `field` (README, Sessions). */
+const MALFORMATIONS = {
+  'application_id not a number': { field: 'application_id', set: { application_id: 'app' } },
+  'application_id 0': { field: 'application_id', set: { application_id: '0' } },
+  'application_id over Int': { field: 'application_id', set: { application_id: '2147483648' } },
+  'application_id a boolean': { field: 'application_id', set: { application_id: true } },
+  'timestamp not Unix seconds': { field: 'timestamp', set: { timestamp: '2026-11-23' } },
+  'timestamp negative': { field: 'timestamp', set: { timestamp: '-1' } },
+  'timestamp of 13 digits': { field: 'timestamp', set: { timestamp: '1000000000000' } },
+  'timestamp a fraction': { field: 'timestamp', set: { timestamp: 1.5 } },
+  'nonce empty': { field: 'nonce', set: { nonce: '' } },
+  'nonce with a space': { field: 'nonce', set: { nonce: 'a b' } },
+  'nonce not ASCII': { field: 'nonce', set: { nonce: 'n\u00e9' } },
+  'nonce of 65 characters': { field: 'nonce', set: { nonce: 'n'.repeat(65) } },
+  'nonce an object': { field: 'nonce', set: { nonce: { a: 1 } } },
+  'auth_key with NUL': { field: 'auth_key', set: { auth_key: 'a\u0000b' } },
+  'no application_id': { field: 'application_id', set: { application_id: undefined } },
+  'no auth_key': { field: 'auth_key', set: { auth_key: undefined } },
+  'no timestamp': { field: 'timestamp', set: { timestamp: undefined } },
+  'no nonce': { field: 'nonce', set: { nonce: undefined } },
+  'no signature': { field: 'signature', set: { signature: undefined } },
+  'signature a list': { field: 'signature', set: { signature: ['a', 'b'] } },
+  'an unknown parameter': { field: 'x', set: { x: '1' } },
+  'a social provider': { field: 'provider', set: { provider: 'facebook' } },
+  'provider keys': { field: 'keys[token]', set: { 'keys[token]': 't' } },
+  'login and email both': { field: 'login', user: { 'user[login]': 'owner', 'user[email]': 'owner@example.com', 'user[password]': 'password123' } },
+  'a login without password': { field: 'password', user: { 'user[login]': 'owner' } },
+  'a password without login': { field: 'login', user: { 'user[password]': 'password123' } },
+  'an empty login': { field: 'login', user: { 'user[login]': '', 'user[password]': 'password123' } },
+  'a login with NUL': { field: 'login', user: { 'user[login]': 'ow\u0000ner', 'user[password]': 'password123' } },
+} satisfies Record<string, { field: string; set?: Record<string, unknown>; user?: Record<string, string> }>;
+
+export type Malformation = keyof typeof MALFORMATIONS;
+
+export type SessionChange =
+  | { kind: 'none' }
+  /** The signature's hex digit at `at` (modulo its length) replaced by one of another value. */
+  | { kind: 'signature digit'; at: number; by: number }
+  /** A signed parameter changed after signing (the user: another password, or a user added). */
+  | { kind: 'changed after signing'; param: 'timestamp' | 'nonce' | 'user' }
+  | { kind: 'another secret'; secret: string }
+  | { kind: "the other application's auth key" }
+  | { kind: 'an unknown application' }
+  | { kind: 'malformed'; name: Malformation };
+
+export interface SessionSpec {
+  tenant: 0 | 1;
+  user: SessionUserSpec | undefined;
+  /** Seconds from the clock when sent. */
+  offset: number;
+  nonce: string;
+  algorithm: 'sha1' | 'sha256';
+  change: SessionChange;
+}
+
+/** The answer README documents for a session request; NONCE_REUSED is the caller's to tell (it knows the pairs used). */
+export type SessionOutcome = 'created' | 'BAD_USER_INPUT' | 'UNKNOWN_APPLICATION' | 'INVALID_SIGNATURE' | 'TIMESTAMP_OUT_OF_WINDOW' | 'UNAUTHENTICATED';
+
+export interface SessionRequestParts {
+  /** Under QuickBlox's names (`user[login]`); undefined values are left out when sent. */
+  parameters: Record<string, unknown>;
+  expected: SessionOutcome;
+  /** For BAD_USER_INPUT: the parameter the 422 names. */
+  field?: string;
+  applicationId: number;
+  /** The user the session is for (null: the application's), when created. */
+  userId: number | null;
+  /** `<application>:<timestamp>:<nonce>`: what a creation uses up. */
+  pair: string;
+}
+
+/** Printable ASCII, 1 to 64 characters (README): `&`, `=`, `[` and `%` included. */
+export const validNonce: fc.Arbitrary<string> = fc.oneof(
+  fc.integer({ min: 0, max: 2 ** 31 - 1 }).map(String),
+  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 64 }),
+);
+
+export function sessionSpecArbitrary(): fc.Arbitrary<SessionSpec> {
+  const user: fc.Arbitrary<SessionUserSpec | undefined> = fc.oneof(
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        field: fc.constantFrom('login' as const, 'email' as const),
+        who: fc.constantFrom<SeededUser | 'nobody'>('owner', 'member', 'outsider', 'nobody'),
+        password: fc.oneof({ weight: 2, arbitrary: fc.constant('right') }, { weight: 1, arbitrary: fc.constantFrom('password124', 'a&b=c[d]%20\u00e9\u{1F600}', ' password123') }),
+      }),
+    },
+  );
+  const offset = fc.oneof(
+    { weight: 2, arbitrary: fc.integer({ min: -(TIMESTAMP_WINDOW_S - 100), max: TIMESTAMP_WINDOW_S - 100 }) },
+    { weight: 1, arbitrary: fc.integer({ min: TIMESTAMP_WINDOW_S + 100, max: 10_000_000 }).chain((o) => fc.constantFrom(o, -o)) },
+  );
+  const change: fc.Arbitrary<SessionChange> = fc.oneof(
+    // Weighed so that a default run meets each documented answer a dozen times or more.
+    { weight: 8, arbitrary: fc.constant({ kind: 'none' as const }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('signature digit' as const), at: fc.nat(63), by: fc.nat(14) }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('changed after signing' as const), param: fc.constantFrom('timestamp' as const, 'nonce' as const, 'user' as const) }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('another secret' as const), secret: fc.string({ maxLength: 44 }) }) },
+    { weight: 3, arbitrary: fc.constantFrom({ kind: "the other application's auth key" as const }, { kind: 'an unknown application' as const }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('malformed' as const), name: fc.constantFrom(...(Object.keys(MALFORMATIONS) as Malformation[])) }) },
+  );
+  return fc.record({
+    tenant: fc.constantFrom(0 as const, 1 as const),
+    user,
+    offset,
+    nonce: validNonce,
+    algorithm: fc.constantFrom('sha1' as const, 'sha256' as const),
+    change,
+  });
+}
+
+/** The request a spec describes, signed now (as QuickBlox SDKs sign: test/support/sessions.ts), and its documented answer. */
+export function sessionRequestParts(spec: SessionSpec, ts: [Tenant, Tenant], nowSeconds = Math.floor(Date.now() / 1000)): SessionRequestParts {
+  const t = ts[spec.tenant];
+  const { change } = spec;
+  const user = spec.user && {
+    [spec.user.field]: spec.user.field === 'login' ? spec.user.who : `${spec.user.who}@example.com`,
+    password: spec.user.password === 'right' ? 'password123' : spec.user.password,
+  };
+  const timestamp = nowSeconds + spec.offset;
+  const signed = signedSessionRequest(t, user, {
+    timestamp,
+    nonce: spec.nonce,
+    algorithm: spec.algorithm,
+    ...(change.kind === 'another secret' ? { secret: change.secret === t.authSecret ? `${change.secret}x` : change.secret } : {}),
+    ...(change.kind === "the other application's auth key" ? { authKey: ts[1 - spec.tenant]!.authKey } : {}),
+    ...(change.kind === 'an unknown application' ? { applicationId: '2000000000' } : {}),
+  });
+  const parameters: Record<string, unknown> = restForm(signed);
+  let field: string | undefined;
+  switch (change.kind) {
+    case 'signature digit': {
+      const at = change.at % signed.signature.length;
+      const digit = (parseInt(signed.signature[at]!, 16) + 1 + change.by) % 16;
+      parameters.signature = `${signed.signature.slice(0, at)}${digit.toString(16)}${signed.signature.slice(at + 1)}`;
+      break;
+    }
+    case 'changed after signing':
+      if (change.param === 'timestamp') parameters.timestamp = String(timestamp + 1);
+      else if (change.param === 'nonce') parameters.nonce = spec.nonce.length < 64 ? `${spec.nonce}0` : `${spec.nonce.slice(0, -1)}${spec.nonce.endsWith('0') ? '1' : '0'}`;
+      else if (user) parameters['user[password]'] = `${user.password}x`;
+      else Object.assign(parameters, { 'user[login]': 'owner', 'user[password]': 'password123' });
+      break;
+    case 'malformed': {
+      const malformation: { field: string; set?: Record<string, unknown>; user?: Record<string, string> } = MALFORMATIONS[change.name];
+      if (malformation.user) {
+        for (const key of Object.keys(parameters)) if (key.startsWith('user[')) delete parameters[key];
+        Object.assign(parameters, malformation.user);
+      }
+      Object.assign(parameters, malformation.set);
+      field = malformation.field;
+      break;
+    }
+  }
+  const seeded = spec.user && spec.user.who !== 'nobody' ? t[spec.user.who] : undefined;
+  const expected: SessionOutcome =
+    change.kind === 'malformed'
+      ? 'BAD_USER_INPUT'
+      : change.kind === "the other application's auth key" || change.kind === 'an unknown application'
+        ? 'UNKNOWN_APPLICATION'
+        : change.kind !== 'none'
+          ? 'INVALID_SIGNATURE'
+          : Math.abs(spec.offset) > TIMESTAMP_WINDOW_S
+            ? 'TIMESTAMP_OUT_OF_WINDOW'
+            : spec.user && (!seeded || spec.user.password !== 'right')
+              ? 'UNAUTHENTICATED'
+              : 'created';
+  return {
+    parameters,
+    expected,
+    ...(field === undefined ? {} : { field }),
+    applicationId: t.applicationId,
+    userId: seeded?.id ?? null,
+    pair: `${t.applicationId}:${signed.timestamp}:${signed.nonce}`,
+  };
+}
+
+/** What POST /session.json answered, in the terms of SessionOutcome (BAD_USER_INPUT with the parameter named). */
+export function sessionAnswer(status: number, json: unknown): string {
+  if (status === 201) return 'created';
+  if (status === 401) return 'UNAUTHENTICATED';
+  if (status === 429) return 'TOO_MANY_REQUESTS';
+  const errors = (json as { errors?: Record<string, string[]> } | undefined)?.errors;
+  const [field, [message] = []] = (status === 422 && errors && !Array.isArray(errors) ? Object.entries(errors)[0] : undefined) ?? [];
+  if (field === undefined || message === undefined) return String(status);
+  if (field !== 'base') return `BAD_USER_INPUT ${field}`;
+  const refusals: Record<string, string> = {
+    [MESSAGES.unknownApplication]: 'UNKNOWN_APPLICATION',
+    [MESSAGES.invalidSignature]: 'INVALID_SIGNATURE',
+    [MESSAGES.nonceReused]: 'NONCE_REUSED',
+  };
+  return refusals[message] ?? (message.startsWith('Unexpected timestamp: ') ? 'TIMESTAMP_OUT_OF_WINDOW' : `422 ${message}`);
+}
+
+/** How a session request's body is written: JSON with `user` nested or flat (`"user[login]"`), JSON numbers where the text is an integer's, or a form. */
+export type SessionEncoding = 'json nested' | 'json flat' | 'json numbers' | 'form';
+
+/** A numeric text whose JSON number reads back as the same text (what an SDK signing numbers signs). */
+const asNumber = (value: unknown): unknown =>
+  typeof value === 'string' && /^(?:0|[1-9][0-9]{0,14})$/.test(value) ? Number(value) : value;
+
+/** POST /session.json's body and Content-Type. */
+export function sessionBody(parameters: Record<string, unknown>, encoding: SessionEncoding): { body: string; contentType: string } {
+  const present = Object.entries(parameters).filter(([, v]) => v !== undefined);
+  if (encoding === 'form') {
+    // A list is its key repeated, as form encoders write one.
+    return {
+      body: new URLSearchParams(present.flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((item): [string, string] => [k, String(item)]))).toString(),
+      contentType: 'application/x-www-form-urlencoded; charset=UTF-8',
+    };
+  }
+  if (encoding === 'json flat') return { body: JSON.stringify(Object.fromEntries(present)), contentType: 'application/json' };
+  const json: Record<string, unknown> = {};
+  for (const [key, value] of present) {
+    const field = /^user\[(login|email|password)\]$/.exec(key)?.[1];
+    const v = encoding === 'json numbers' && ['application_id', 'timestamp', 'nonce'].includes(key) ? asNumber(value) : value;
+    if (field) ((json.user ??= {}) as Record<string, unknown>)[field] = v;
+    else json[key] = v;
+  }
+  return { body: JSON.stringify(json), contentType: 'application/json; charset=utf-8' };
+}
+
+/** GraphQL names of the parameters (createSession's SessionRequestInput); others keep theirs (GraphQL refuses them). */
+const INPUT_NAMES: Record<string, string> = { application_id: 'applicationId', auth_key: 'authKey', timestamp: 'timestamp', nonce: 'nonce', signature: 'signature' };
+
+/** The same request as createSession's input (JSON numbers where `numbers`, as SignedText takes them). */
+export function sessionInput(parameters: Record<string, unknown>, numbers = false): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parameters)) {
+    if (value === undefined) continue;
+    const field = /^user\[(login|email|password)\]$/.exec(key)?.[1];
+    if (field) ((input.user ??= {}) as Record<string, unknown>)[field] = value;
+    else input[INPUT_NAMES[key] ?? key] = numbers && ['application_id', 'timestamp', 'nonce'].includes(key) ? asNumber(value) : value;
+  }
+  return input;
+}
+
+/** POST /login.json and `login`: who, by which field, with which password. */
+export interface LoginSpec {
+  /** 'both': login and email; 'neither': only a password. */
+  field: 'login' | 'email' | 'both' | 'neither';
+  who: SeededUser | 'nobody';
+  password: 'right' | 'wrong' | 'empty' | 'missing';
+}
+
+export const loginSpecArbitrary = (): fc.Arbitrary<LoginSpec> =>
+  fc.record({
+    field: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('login' as const, 'email' as const) }, { weight: 1, arbitrary: fc.constantFrom('both' as const, 'neither' as const) }),
+    who: fc.constantFrom<SeededUser | 'nobody'>('owner', 'member', 'outsider', 'owner', 'member', 'outsider', 'nobody'),
+    password: fc.oneof({ weight: 3, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.constantFrom('wrong' as const, 'empty' as const, 'missing' as const) }),
+  });
+
+/** The login's arguments (undefined: left out), and the user it logs in as in the caller's application `t` (undefined: refused, or no `t`). */
+export function loginParts(spec: LoginSpec, t?: Tenant): { args: Record<string, string | undefined>; userId: number | undefined } {
+  const login = spec.field === 'login' || spec.field === 'both' ? spec.who : undefined;
+  const email = spec.field === 'email' || spec.field === 'both' ? `${spec.who}@example.com` : undefined;
+  const password = { right: 'password123', wrong: 'password124', empty: '', missing: undefined }[spec.password];
+  const ok = spec.who !== 'nobody' && (spec.field === 'login' || spec.field === 'email') && spec.password === 'right';
+  return { args: { login, email, password }, userId: ok && t ? t[spec.who as SeededUser].id : undefined };
+}
+
+// ---------------------------------------------------------------------------
+// Disposable sessions: ending a session, login and logout change the session
+// of the request's token, and the rest of a run needs the tenants' shared ones.
+
+export const tokenHash = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+/** Whose a tenant's shared session token is (undefined: not one of them). */
+export function sharedTokenOf(ts: [Tenant, Tenant], token: string): { applicationId: number; userId: number | undefined } | undefined {
+  for (const t of ts) {
+    for (const [shared, user] of [[t.ownerToken, t.owner], [t.memberToken, t.member], [t.outsiderToken, t.outsider], [t.appToken, undefined]] as const) {
+      if (token === shared) return { applicationId: t.applicationId, userId: user?.id };
+    }
+  }
+  return undefined;
+}
+
+/** A session a request's token named instead of a tenant's shared one: its token hash and user before the request. */
+export interface Disposable {
+  hash: string;
+  userId: number | null;
+}
+
+export type DisposableSessions = (req: RawRequest, tracker: DigestTracker) => Promise<Disposable | undefined>;
+
+/**
+ * Replaces each shared token in a request's headers (in place) by a new
+ * session of the same kind (application, user, none), made as the admin CLI
+ * makes them, and takes the digest's baseline again after making it.
+ * Answers the first one made.
+ */
+export function disposableSessions(service: TestService, ts: [Tenant, Tenant]): DisposableSessions {
+  return async (req, tracker) => {
+    const made = new Map<string, Disposable & { token: string }>();
+    const swap = async (value: string): Promise<string> => {
+      const kind = sharedTokenOf(ts, value);
+      if (!kind) return value;
+      let disposable = made.get(value);
+      if (!disposable) {
+        const { token } = await service.app.services.applications.createSession(kind.applicationId, kind.userId);
+        disposable = { token, hash: tokenHash(token), userId: kind.userId ?? null };
+        made.set(value, disposable);
+      }
+      return disposable.token;
+    };
+    const headers = req.headers ?? {};
+    for (const [name, value] of Object.entries(headers)) {
+      headers[name] = Array.isArray(value) ? await Promise.all(value.map(swap)) : await swap(value);
+    }
+    if (made.size > 0) await tracker.baseline();
+    return made.values().next().value;
+  };
+}
+
+// ---------------------------------------------------------------------------
+// GET /address_book.json as QuickBlox's JavaScript SDK sends it.
+
+/**
+ * The query of `QB.addressbook.get(udid)`: '?' + JSON.stringify(params) as a
+ * URL parser escapes it (a browser's fetch: WHATWG URL); node-fetch 2, the
+ * SDK's under Node, then also passes it through url.parse, which escapes
+ * these too. The SDK leaves '%' as it is, so a udid holding an escape
+ * (`%41`) reads as the character it escapes: not a udid this form can send
+ * (sdkCanSend), nor one with '#' (the URL would end there).
+ */
+export function sdkQuery(params: Record<string, unknown>, client: 'fetch' | 'node-fetch'): string {
+  const { search } = new URL(`http://localhost/address_book.json?${JSON.stringify(params)}`);
+  return client === 'fetch' ? search : search.replace(/[{}|\\^`]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export const sdkCanSend = (udid: string): boolean => !udid.includes('#') && !/%[0-9A-Fa-f]{2}/.test(udid);

@@ -10,6 +10,9 @@ const unique = () => `${Date.now().toString(36)}${(sequence++).toString(36)}${ra
 export interface Tenant {
   applicationId: number;
   apiKey: string;
+  /** What SDK apps sign session requests with. */
+  authKey: string;
+  authSecret: string;
   /** Owns `dialogId`. */
   owner: User;
   /** An occupant of `dialogId` who does not own it. */
@@ -37,7 +40,7 @@ export interface Tenant {
 
 /** Phones are per tenant so that matching tests can reuse the same numbers. */
 export async function seedTenant(services: Services): Promise<Tenant> {
-  const { application, apiKey } = await services.applications.create(`tenant ${unique()}`);
+  const { application, apiKey, authKey, authSecret } = await services.applications.create(`tenant ${unique()}`);
   const applicationId = application.id;
   const user = (login: string, externalUserId: number, phone: string) =>
     services.users.create({
@@ -65,6 +68,8 @@ export async function seedTenant(services: Services): Promise<Tenant> {
   return {
     applicationId,
     apiKey,
+    authKey,
+    authSecret,
     owner,
     member,
     outsider,

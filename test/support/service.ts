@@ -64,7 +64,8 @@ export async function startService(options: Omit<Partial<AppOptions>, 'database'
   const app = await createApp({ ...options, database: db });
   await app.fastify.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.fastify.server.address() as AddressInfo;
-  const baseUrl = `http://127.0.0.1:${port}`;
+  // Over TLS the name the test certificate is for (test/support/tls.ts).
+  const baseUrl = options.https ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
 
   async function request(method: string, path: string, options: RequestOptions = {}): Promise<HttpResult> {
     const headers: Record<string, string> = { ...options.headers };

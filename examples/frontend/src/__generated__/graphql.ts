@@ -1,0 +1,362 @@
+/* eslint-disable */
+import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
+export type Maybe<T> = T | null;
+export type InputMaybe<T> = Maybe<T>;
+export type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+export type MakeOptional<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]?: Maybe<T[SubKey]> };
+export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Maybe<T[SubKey]> };
+export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+/** All built-in and custom scalars, mapped to their actual values */
+export type Scalars = {
+  ID: { input: string; output: string; }
+  String: { input: string; output: string; }
+  Boolean: { input: boolean; output: boolean; }
+  Int: { input: number; output: number; }
+  Float: { input: number; output: number; }
+  /** An ISO 8601 timestamp in UTC, e.g. "2026-11-21T14:03:00.000Z". */
+  DateTime: { input: string; output: string; }
+  /**
+   * A text that is signed as it is sent: an Int or a String in input, kept as the
+   * exact text received (a signature covers that text, so `076730` and `76730`
+   * differ). Used for the signed parameters of `createSession`.
+   */
+  SignedText: { input: string | number; output: string | number; }
+};
+
+/**
+ * Counts of an upload: contacts added, contacts whose name changed, contacts
+ * removed (`destroy`, or no longer in the list with `force`), and the contacts
+ * that were not taken.
+ */
+export type AddressBookUploadResult = {
+  __typename?: 'AddressBookUploadResult';
+  created: Scalars['Int']['output'];
+  deleted: Scalars['Int']['output'];
+  rejected: Array<RejectedContact>;
+  updated: Scalars['Int']['output'];
+};
+
+/** A contact of the caller's address book. */
+export type Contact = {
+  __typename?: 'Contact';
+  name: Scalars['String']['output'];
+  phone: Scalars['String']['output'];
+};
+
+/**
+ * An address-book entry as uploaded. Phones are 10 to 15 digits with an optional
+ * leading "+", compared as exact strings. A contact that fails these rules is
+ * reported in `rejected`, not stored; the others are.
+ */
+export type ContactInput = {
+  /** Remove this phone from the book instead of adding it. */
+  destroy?: InputMaybe<Scalars['Boolean']['input']>;
+  /** 1 to 255 characters; not needed with `destroy`. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  phone?: InputMaybe<Scalars['String']['input']>;
+};
+
+/**
+ * Outcome of a delete. An id is either in `successfullyDeleted` or in `notFound`
+ * (a message that does not exist, is not visible to the caller, was already
+ * deleted, or is not a well-formed id).
+ */
+export type DeleteMessagesResult = {
+  __typename?: 'DeleteMessagesResult';
+  notFound: Array<Scalars['ID']['output']>;
+  successfullyDeleted: Array<Scalars['ID']['output']>;
+};
+
+/** Writes. Credentials travel in the same headers as for queries. */
+export type Mutation = {
+  __typename?: 'Mutation';
+  /**
+   * Creates a session from a signed request; needs no credentials. Refused with
+   * UNKNOWN_APPLICATION, INVALID_SIGNATURE, TIMESTAMP_OUT_OF_WINDOW, NONCE_REUSED,
+   * UNAUTHENTICATED (wrong login or password, one answer for both) or
+   * TOO_MANY_REQUESTS (too many failed passwords); a refused request stores nothing.
+   */
+  createSession: Session;
+  /**
+   * Deletes messages by id (1 to 1000 ids).
+   *
+   * - User token (or API key with On-Behalf-Of), no `force`: hidden from the
+   *   caller's history only; any occupant of the dialog may do it.
+   * - User token (or API key with On-Behalf-Of), `force: true`: deleted for
+   *   everyone; only the dialog's owner may do it, else WRONG_PERMISSIONS.
+   * - API key without On-Behalf-Of: deleted for everyone, `force` or not;
+   *   WRONG_PERMISSIONS when a message belongs to another application.
+   *
+   * A request that fails a permission check deletes nothing.
+   */
+  deleteMessages: DeleteMessagesResult;
+  /** Ends the request's session: its token is refused from then on. */
+  endSession: Scalars['Boolean']['output'];
+  /**
+   * Turns the request's session into the session of the user with this login
+   * (or email) and password, and answers that user. UNAUTHENTICATED for a wrong
+   * login or password; TOO_MANY_REQUESTS past the failed-attempt budgets;
+   * BAD_USER_INPUT when neither or both of login and email, or no password, is given.
+   */
+  login: User;
+  /** Turns the request's session back into an application session (read-only). */
+  logout: Session;
+  /**
+   * Uploads contacts into the caller's global address book, or the book of device
+   * `udid`. Without `force` contacts are added or renamed (matched by phone) and
+   * those marked `destroy` removed; with `force: true` the book becomes exactly
+   * the contacts taken. A phone listed twice counts once, as its last entry says.
+   */
+  uploadAddressBook: AddressBookUploadResult;
+};
+
+
+/** Writes. Credentials travel in the same headers as for queries. */
+export type MutationCreateSessionArgs = {
+  input: SessionRequestInput;
+};
+
+
+/** Writes. Credentials travel in the same headers as for queries. */
+export type MutationDeleteMessagesArgs = {
+  force?: InputMaybe<Scalars['Boolean']['input']>;
+  ids: Array<Scalars['ID']['input']>;
+};
+
+
+/** Writes. Credentials travel in the same headers as for queries. */
+export type MutationLoginArgs = {
+  email?: InputMaybe<Scalars['String']['input']>;
+  login?: InputMaybe<Scalars['String']['input']>;
+  password?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+/** Writes. Credentials travel in the same headers as for queries. */
+export type MutationUploadAddressBookArgs = {
+  contacts: Array<ContactInput>;
+  force?: InputMaybe<Scalars['Boolean']['input']>;
+  udid?: InputMaybe<Scalars['String']['input']>;
+};
+
+/** Where a page ends, and whether more follow it. */
+export type PageInfo = {
+  __typename?: 'PageInfo';
+  /** The cursor of the page's last edge (null for an empty page): pass it as `after` for the next page. */
+  endCursor?: Maybe<Scalars['String']['output']>;
+  hasNextPage: Scalars['Boolean']['output'];
+};
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type Query = {
+  __typename?: 'Query';
+  /** The contacts of the caller's address book (global, or device `udid`'s), in upload order. */
+  addressBook: Array<Contact>;
+  /**
+   * Users of the caller's application whose phone equals the phone of a contact
+   * in the caller's address book: the global book, or the book of device `udid`
+   * (at most 64 characters) when given. Ordered by user id; each user once.
+   */
+  registeredUsers: Array<User>;
+  /**
+   * The users `registeredUsers` lists, a page at a time: the `first` (1 to 1000)
+   * after the cursor `after` (from the start when absent), ordered by user id.
+   * Keyset paging: a page costs the same wherever it starts, and users matched
+   * or unmatched between pages do not shift the others. A cursor is opaque; one
+   * this field did not return is refused (BAD_USER_INPUT, field `after`).
+   */
+  registeredUsersConnection: RegisteredUsersConnection;
+  /**
+   * The session of the request's session token. Fails with FORBIDDEN for an API
+   * key (it has no session).
+   */
+  session: Session;
+  /**
+   * The user of the caller's application whose `externalUserId` equals the
+   * argument (1 to 2147483647). Needs a user session token or an API key.
+   * Fails with NOT_FOUND when there is none.
+   */
+  userByExternalId?: Maybe<User>;
+};
+
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type QueryAddressBookArgs = {
+  udid?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type QueryRegisteredUsersArgs = {
+  udid?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type QueryRegisteredUsersConnectionArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  first?: Scalars['Int']['input'];
+  udid?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type QueryUserByExternalIdArgs = {
+  externalUserId: Scalars['Int']['input'];
+};
+
+/** A registered user in a page of them, with the cursor that continues after them. */
+export type RegisteredUserEdge = {
+  __typename?: 'RegisteredUserEdge';
+  /** Pass as `after` to get the users after this one. */
+  cursor: Scalars['String']['output'];
+  node: User;
+};
+
+/** One page of the registered users an address book matches, ordered by user id. */
+export type RegisteredUsersConnection = {
+  __typename?: 'RegisteredUsersConnection';
+  edges: Array<RegisteredUserEdge>;
+  pageInfo: PageInfo;
+};
+
+/** A contact of an upload that was not taken: its index in the upload and why. */
+export type RejectedContact = {
+  __typename?: 'RejectedContact';
+  index: Scalars['Int']['output'];
+  reasons: Array<Scalars['String']['output']>;
+};
+
+/**
+ * A session: its token goes in the `SVC-Token` or `QB-Token` header of later
+ * requests. A user session (`userId` set) may read and write; an application
+ * session only reads, and `login` turns it into a user session.
+ */
+export type Session = {
+  __typename?: 'Session';
+  applicationId: Scalars['Int']['output'];
+  createdAt: Scalars['DateTime']['output'];
+  /** Two hours after the session's last request; every request moves it. */
+  expiresAt: Scalars['DateTime']['output'];
+  id: Scalars['Int']['output'];
+  /** The nonce of the signed request that created the session (null for sessions the admin CLI made). */
+  nonce?: Maybe<Scalars['String']['output']>;
+  /** The signed timestamp of that request. */
+  signedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The session token (the one just created, or the one the request sent). */
+  token: Scalars['String']['output'];
+  /** When a login or logout last changed the session's user. */
+  updatedAt: Scalars['DateTime']['output'];
+  /** The logged-in user; null for an application session. */
+  userId?: Maybe<Scalars['Int']['output']>;
+};
+
+/**
+ * A session request as QuickBlox SDKs sign it. `signature` is the hex HMAC-SHA1
+ * (or HMAC-SHA256) under the application's auth secret of the parameters under
+ * QuickBlox's names, as `key=value` pairs sorted and joined with `&`:
+ * `application_id=…&auth_key=…&nonce=…&timestamp=…`, plus
+ * `user[email]=…`/`user[login]=…` and `user[password]=…` when `user` is given.
+ */
+export type SessionRequestInput = {
+  applicationId: Scalars['SignedText']['input'];
+  authKey: Scalars['String']['input'];
+  /** Never the same twice with the same timestamp (1 to 64 printable characters). */
+  nonce: Scalars['SignedText']['input'];
+  signature: Scalars['String']['input'];
+  /** Unix time in seconds; at most an hour (SESSION_TIMESTAMP_WINDOW_S) from the server's clock. */
+  timestamp: Scalars['SignedText']['input'];
+  /** A user to log in at once; without it the session is the application's. */
+  user?: InputMaybe<SessionUserInput>;
+};
+
+/** Login or email (one of them) and password (all three checked by the service, with the REST path's messages). */
+export type SessionUserInput = {
+  email?: InputMaybe<Scalars['String']['input']>;
+  login?: InputMaybe<Scalars['String']['input']>;
+  password?: InputMaybe<Scalars['String']['input']>;
+};
+
+/**
+ * A registered user of an application. Field for field the spec's user record
+ * (the legacy REST paths emit the same values under snake_case names).
+ */
+export type User = {
+  __typename?: 'User';
+  ageOver16: Scalars['Boolean']['output'];
+  allowSalesActivities: Scalars['Boolean']['output'];
+  allowStatisticsAnalysis: Scalars['Boolean']['output'];
+  blobId?: Maybe<Scalars['Int']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  customData?: Maybe<Scalars['String']['output']>;
+  email?: Maybe<Scalars['String']['output']>;
+  /** The user's id in an external system; unique within the application. */
+  externalUserId?: Maybe<Scalars['Int']['output']>;
+  facebookId?: Maybe<Scalars['String']['output']>;
+  fullName?: Maybe<Scalars['String']['output']>;
+  id: Scalars['Int']['output'];
+  /** Null when the user has made no request. */
+  lastRequestAt?: Maybe<Scalars['DateTime']['output']>;
+  login: Scalars['String']['output'];
+  /** Empty string when unset. */
+  parentsContacts: Scalars['String']['output'];
+  phone?: Maybe<Scalars['String']['output']>;
+  twitterId?: Maybe<Scalars['String']['output']>;
+  updatedAt: Scalars['DateTime']['output'];
+  /** Comma-separated tag list. */
+  userTags: Scalars['String']['output'];
+  website?: Maybe<Scalars['String']['output']>;
+};
+
+export type UserByExternalIdQueryVariables = Exact<{
+  externalUserId: Scalars['Int']['input'];
+}>;
+
+
+export type UserByExternalIdQuery = { __typename: 'Query', userByExternalId?: { __typename: 'User', id: number, login: string, fullName?: string | null, phone?: string | null, externalUserId?: number | null, lastRequestAt?: string | null } | null };
+
+export type RegisteredUsersQueryVariables = Exact<{
+  udid?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type RegisteredUsersQuery = { __typename: 'Query', registeredUsers: Array<{ __typename: 'User', id: number, login: string, phone?: string | null }> };
+
+export type DeleteMessagesMutationVariables = Exact<{
+  ids: Array<Scalars['ID']['input']> | Scalars['ID']['input'];
+  force?: InputMaybe<Scalars['Boolean']['input']>;
+}>;
+
+
+export type DeleteMessagesMutation = { __typename: 'Mutation', deleteMessages: { __typename: 'DeleteMessagesResult', successfullyDeleted: Array<string>, notFound: Array<string> } };
+
+export type UploadAddressBookMutationVariables = Exact<{
+  contacts: Array<ContactInput> | ContactInput;
+  udid?: InputMaybe<Scalars['String']['input']>;
+  force?: InputMaybe<Scalars['Boolean']['input']>;
+}>;
+
+
+export type UploadAddressBookMutation = { __typename: 'Mutation', uploadAddressBook: { __typename: 'AddressBookUploadResult', created: number, updated: number, deleted: number } };
+
+
+export const UserByExternalIdDocument = {"__meta__":{"hash":"9f315e4b01f57f70e8adbd89d4a81ffb26f3b7c3a689e6d6edb840b8d52e4b4b"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"UserByExternalId"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"externalUserId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"userByExternalId"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"externalUserId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"externalUserId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"fullName"}},{"kind":"Field","name":{"kind":"Name","value":"phone"}},{"kind":"Field","name":{"kind":"Name","value":"externalUserId"}},{"kind":"Field","name":{"kind":"Name","value":"lastRequestAt"}}]}}]}}]} as unknown as DocumentNode<UserByExternalIdQuery, UserByExternalIdQueryVariables>;
+export const RegisteredUsersDocument = {"__meta__":{"hash":"2e160edef372fc7d80ac3f4703fe96f1180482415aec00cdb76805ffbbaa07e6"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"RegisteredUsers"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"udid"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"registeredUsers"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"udid"},"value":{"kind":"Variable","name":{"kind":"Name","value":"udid"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"phone"}}]}}]}}]} as unknown as DocumentNode<RegisteredUsersQuery, RegisteredUsersQueryVariables>;
+export const DeleteMessagesDocument = {"__meta__":{"hash":"8f68bb6210497e933328ad79924ece9400962a9175f5428e14ab851ce11b4b0d"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"DeleteMessages"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"ids"}},"type":{"kind":"NonNullType","type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"force"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Boolean"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"deleteMessages"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"ids"},"value":{"kind":"Variable","name":{"kind":"Name","value":"ids"}}},{"kind":"Argument","name":{"kind":"Name","value":"force"},"value":{"kind":"Variable","name":{"kind":"Name","value":"force"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"successfullyDeleted"}},{"kind":"Field","name":{"kind":"Name","value":"notFound"}}]}}]}}]} as unknown as DocumentNode<DeleteMessagesMutation, DeleteMessagesMutationVariables>;
+export const UploadAddressBookDocument = {"__meta__":{"hash":"509e665fba1159acc21d2f8fde474d85f0a1ddf48af87eadce24f1b6193fb83c"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"UploadAddressBook"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"contacts"}},"type":{"kind":"NonNullType","type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ContactInput"}}}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"udid"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"force"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Boolean"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"uploadAddressBook"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"contacts"},"value":{"kind":"Variable","name":{"kind":"Name","value":"contacts"}}},{"kind":"Argument","name":{"kind":"Name","value":"udid"},"value":{"kind":"Variable","name":{"kind":"Name","value":"udid"}}},{"kind":"Argument","name":{"kind":"Name","value":"force"},"value":{"kind":"Variable","name":{"kind":"Name","value":"force"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"created"}},{"kind":"Field","name":{"kind":"Name","value":"updated"}},{"kind":"Field","name":{"kind":"Name","value":"deleted"}}]}}]}}]} as unknown as DocumentNode<UploadAddressBookMutation, UploadAddressBookMutationVariables>;

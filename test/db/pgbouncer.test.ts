@@ -1,0 +1,113 @@
+// Behind PgBouncer in transaction mode (Debian's pgbouncer, started here in
+// front of the run's PostgreSQL server; skipped with a message where there is
+// no pgbouncer binary or no server): named statements and the statement_timeout
+// startup parameter fail, as the issue found; DB_PREPARED_STATEMENTS=unnamed
+// works, its statement timeout included.
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../../src/db';
+import { query, statement } from '../../src/db/sql';
+
+const serverUrl = process.env.TEST_RUN_DATABASE_URL;
+const hasBouncer = spawnSync('which', ['pgbouncer']).status === 0;
+const reason = !serverUrl ? 'needs TEST_DATABASE_URL (a PostgreSQL server)' : !hasBouncer ? 'no pgbouncer binary (apt-get install pgbouncer)' : undefined;
+if (reason) console.warn(`pgbouncer.test.ts: skipped: ${reason}`);
+const maybe = reason ? test.skip : test;
+
+const ONE = statement({ name: 'test.bouncer_one', params: ['int4'], columns: {}, text: 'SELECT $1::int AS one' });
+const SLEEP = statement({ name: 'test.bouncer_sleep', params: [], columns: {}, text: 'SELECT pg_sleep(2)' });
+
+let bouncer: ChildProcess | undefined;
+let dir: string | undefined;
+let bouncerUrl = '';
+
+beforeAll(async () => {
+  if (reason) return;
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port: p } = s.address() as AddressInfo;
+      s.close(() => resolve(p));
+    });
+  });
+  const server = new URL(serverUrl!);
+  const database = server.pathname.slice(1);
+  dir = mkdtempSync(path.join(tmpdir(), 'chatsvc-pgbouncer-'));
+  writeFileSync(path.join(dir, 'users.txt'), `"${server.username || 'postgres'}" ""\n`);
+  writeFileSync(
+    path.join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `${database} = host=${server.hostname} port=${server.port || 5432} dbname=${database} user=${server.username || 'postgres'}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      `unix_socket_dir = ${dir}`,
+      'auth_type = trust',
+      `auth_file = ${dir}/users.txt`,
+      'pool_mode = transaction',
+      // One server connection: every client shares it, as under load.
+      'default_pool_size = 1',
+      `logfile = ${dir}/pgbouncer.log`,
+      '',
+    ].join('\n'),
+  );
+  const root = process.getuid?.() === 0;
+  if (root) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
+    for (const file of ['', 'users.txt', 'pgbouncer.ini']) chownSync(path.join(dir, file), uid, gid);
+  }
+  bouncer = spawn('pgbouncer', [...(root ? ['-u', 'postgres'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+  bouncerUrl = `postgres://${server.username || 'postgres'}@127.0.0.1:${port}/${database}`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const probe = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 1, preparedStatements: 'unnamed', statementTimeoutMs: 0 }).catch(() => undefined);
+    if (probe) {
+      const ok = await probe.pool.query('SELECT 1').then(() => true, () => false);
+      await probe.close();
+      if (ok) break;
+    }
+    if (Date.now() > deadline) throw new Error('pgbouncer did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+});
+
+afterAll(() => {
+  bouncer?.kill('SIGTERM');
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Several clients at once, each running the same statement: through one server connection. */
+async function concurrently(preparedStatements: 'named' | 'unnamed', statementTimeoutMs: number): Promise<unknown[]> {
+  const db = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 4, preparedStatements, statementTimeoutMs });
+  try {
+    const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => query(db.pool, ONE, [i])));
+    return results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+  } finally {
+    await db.close();
+  }
+}
+
+maybe('named statements collide through a transaction pooler; unnamed ones do not', async () => {
+  const failures = await concurrently('named', 0);
+  expect(failures.length).toBeGreaterThan(0);
+  expect(String((failures[0] as Error).message)).toMatch(/prepared statement .* (already exists|does not exist)/);
+  expect(await concurrently('unnamed', 0)).toEqual([]);
+});
+
+maybe('the statement timeout as a startup parameter is refused; SET LOCAL is accepted and bounds statements', async () => {
+  const failures = await concurrently('named', 5_000);
+  expect(failures.length).toBe(40);
+  expect(String((failures[0] as Error).message)).toMatch(/statement_timeout/);
+  expect(await concurrently('unnamed', 5_000)).toEqual([]);
+
+  const db = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 2, preparedStatements: 'unnamed', statementTimeoutMs: 300 });
+  try {
+    await expect(query(db.pool, SLEEP, [])).rejects.toMatchObject({ code: '57014' });
+  } finally {
+    await db.close();
+  }
+});
