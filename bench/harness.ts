@@ -48,7 +48,15 @@ export interface Scenario {
   baseline: Figures;
   /** Where the baseline figures come from when they are another scenario's. */
   baselineFrom?: string;
-  /** service / baseline. */
+  /** service / baseline: with rounds, the median of each round's ratio. */
+  ratios: { reqPerSec: number; p50: number; p99: number };
+  /** Timed scenarios: each round's figures (service and baseline measured back to back, the order alternating). */
+  rounds?: Round[];
+}
+
+export interface Round {
+  service: Pick<Figures, 'reqPerSec' | 'p50' | 'p99'>;
+  baseline: Pick<Figures, 'reqPerSec' | 'p50' | 'p99'>;
   ratios: { reqPerSec: number; p50: number; p99: number };
 }
 
@@ -103,11 +111,49 @@ export interface Report {
   warnings: string[];
 }
 
+const median = (values: number[]): number => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * One figure from several rounds: the median of each rate and latency, the
+ * sums of what was counted, the highest RSS.
+ */
+function medianFigures(all: Figures[]): Figures {
+  if (all.length === 1) return all[0]!;
+  const sum = (pick: (f: Figures) => number | undefined) => all.reduce((n, f) => n + (pick(f) ?? 0), 0);
+  const statusCounts: Record<string, number> = {};
+  for (const f of all) for (const [k, v] of Object.entries(f.statusCounts)) statusCounts[k] = (statusCounts[k] ?? 0) + v;
+  const spr = all.map((f) => f.statementsPerRequest).filter((v): v is number => v !== null);
+  const rss = all.map((f) => f.peakRssMb).filter((v): v is number => v !== null);
+  return {
+    requests: sum((f) => f.requests),
+    sent: sum((f) => f.sent),
+    seconds: round2(sum((f) => f.seconds)),
+    reqPerSec: round2(median(all.map((f) => f.reqPerSec))),
+    p50: median(all.map((f) => f.p50)),
+    p99: median(all.map((f) => f.p99)),
+    mean: round2(median(all.map((f) => f.mean))),
+    max: Math.max(...all.map((f) => f.max)),
+    statementsPerRequest: spr.length === all.length ? median(spr) : null,
+    non2xx: sum((f) => f.non2xx),
+    errors: sum((f) => f.errors),
+    statusCounts,
+    peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
+    ...(all.some((f) => f.badBodies !== undefined) ? { badBodies: sum((f) => f.badBodies) } : {}),
+  };
+}
+
 const mb = (bytes: number | null | undefined) => (bytes == null || Number.isNaN(bytes) ? null : Math.round((bytes / 1048576) * 10) / 10);
 const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? Math.round((a / b) * 1000) / 1000 : NaN);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const GRAPHQL_LOOKUP = `query Lookup($id: Int!) {
+/** The GraphQL lookup the benchmarks send (all 19 fields of a user). */
+export const GRAPHQL_LOOKUP = `query Lookup($id: Int!) {
   userByExternalId(externalUserId: $id) {
     id fullName email login phone website createdAt updatedAt lastRequestAt externalUserId
     facebookId twitterId blobId customData ageOver16 allowStatisticsAnalysis allowSalesActivities
@@ -259,7 +305,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
   let baseline: Server | undefined;
   try {
     [service, baseline] = await Promise.all([
-      startService(seeded.databaseUrl, options.poolMax),
+      startService(seeded.databaseUrl, options.poolMax, options.cpuProf),
       startBaseline(seeded.databaseUrl, options.poolMax, options.baselineSessionWrites),
     ]);
     log(`service pid ${service.pid} at ${service.url}; baseline pid ${baseline.pid} at ${baseline.url}`);
@@ -395,7 +441,16 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       svc: Figures,
       base: Figures,
       baselineFrom?: string,
+      rounds?: Round[],
     ): Scenario => {
+      const ratios =
+        rounds && rounds.length > 1
+          ? {
+              reqPerSec: median(rounds.map((r) => r.ratios.reqPerSec)),
+              p50: median(rounds.map((r) => r.ratios.p50)),
+              p99: median(rounds.map((r) => r.ratios.p99)),
+            }
+          : { reqPerSec: ratio(svc.reqPerSec, base.reqPerSec), p50: ratio(svc.p50, base.p50), p99: ratio(svc.p99, base.p99) };
       const s: Scenario = {
         name,
         description,
@@ -404,30 +459,39 @@ export async function runBench(options: BenchOptions): Promise<Report> {
         service: svc,
         baseline: base,
         ...(baselineFrom ? { baselineFrom } : {}),
-        ratios: { reqPerSec: ratio(svc.reqPerSec, base.reqPerSec), p50: ratio(svc.p50, base.p50), p99: ratio(svc.p99, base.p99) },
+        ratios,
+        ...(rounds ? { rounds } : {}),
       };
       scenarios.push(s);
       return s;
     };
 
-    const timed = { duration: options.duration, warmup: options.warmup, connections: options.connections };
+    const roundOf = (svc: Figures, base: Figures): Round => ({
+      service: { reqPerSec: svc.reqPerSec, p50: svc.p50, p99: svc.p99 },
+      baseline: { reqPerSec: base.reqPerSec, p50: base.p50, p99: base.p99 },
+      ratios: { reqPerSec: ratio(svc.reqPerSec, base.reqPerSec), p50: ratio(svc.p50, base.p50), p99: ratio(svc.p99, base.p99) },
+    });
 
-    // REST lookup by external id, random existing ids.
-    log(`scenarios: ${options.duration} s each after ${options.warmup} s of warm-up, ${options.connections} connections`);
+    const timed = { duration: options.duration, warmup: options.warmup, connections: options.connections };
+    // The REST lookup by external id, random existing ids: measured, and the soak's load.
     const lookupSpec: RunSpec = {
       headers: withToken,
       setupRequest: () => (req) => ({ ...req, path: `/users/external/${randomId()}.json` }),
     };
-    const restService = await measure('service', 'REST lookup', lookupSpec, timed);
-    const restBaseline = await measure('baseline', 'REST lookup', lookupSpec, timed);
-    const rest = scenario('rest_user_lookup', 'GET /users/external/{id}.json, random existing ids', 'duration', options.connections, restService, restBaseline);
+    const runs = (group: (typeof options.only)[number]) => options.only.includes(group);
+    let rest: Scenario | undefined;
 
-    // GraphQL userByExternalId, the same ids; the baseline is the REST lookup's.
-    let graphqlErrors = 0;
-    const graphqlService = await measure(
-      'service',
-      'GraphQL lookup',
-      {
+    if (runs('lookups')) {
+      // REST lookup by external id, random existing ids; GraphQL
+      // userByExternalId, the same ids, against the same baseline (REST's).
+      // Each round measures the baseline between the two service runs, the
+      // service runs' order alternating, so that a machine slowing down or
+      // speeding up during the run weighs on both sides alike.
+      log(
+        `lookups: ${options.rounds} round(s), ${options.duration} s each after ${options.warmup} s of warm-up, ${options.connections} connections`,
+      );
+      let graphqlErrors = 0;
+      const graphqlSpec: RunSpec = {
         method: 'POST',
         headers: (kind) => ({ ...withToken(kind), 'content-type': 'application/json' }),
         setupRequest: () => {
@@ -442,46 +506,79 @@ export async function runBench(options: BenchOptions): Promise<Report> {
         onResponse: (status, body) => {
           if (status === 200 && (!body.startsWith('{"data":{"userByExternalId":{') || body.includes('"errors"'))) graphqlErrors++;
         },
-      },
-      timed,
-    );
-    graphqlService.badBodies = graphqlErrors;
-    if (graphqlErrors > 0) warn(`GraphQL lookup (service): ${graphqlErrors} responses with errors or without the user`);
-    scenario(
-      'graphql_user_lookup',
-      'POST /graphql userByExternalId (all 19 fields), random existing ids',
-      'duration',
-      options.connections,
-      graphqlService,
-      restBaseline,
-      'rest_user_lookup',
-    );
-
-    // Registered users of the global book.
-    const heavy = { duration: options.duration, warmup: options.warmup, connections: options.heavyConnections };
-    log(`registered users: ${options.heavyConnections} connections`);
-    for (const compact of [1, 0] as const) {
-      const spec: RunSpec = {
-        headers: withToken,
-        setupRequest: () => (req) => ({ ...req, path: `/address_book/registered_users.json?compact=${compact}` }),
       };
-      const label = `registered users compact=${compact}`;
-      const s = await measure('service', label, spec, heavy);
-      const b = await measure('baseline', label, spec, heavy);
-      scenario(
-        `registered_users_${compact ? 'compact' : 'full'}`,
-        `GET /address_book/registered_users.json?compact=${compact}: ${options.contacts.toLocaleString('en-US')} contacts, ` +
-          `${seeded.contactsMatching.toLocaleString('en-US')} registered, ${options.users.toLocaleString('en-US')} users`,
+      const measured = { rest: [] as Figures[], graphql: [] as Figures[], baseline: [] as Figures[] };
+      for (let r = 0; r < options.rounds; r++) {
+        const tag = options.rounds > 1 ? ` [round ${r + 1}/${options.rounds}]` : '';
+        const restRun = () => measure('service', `REST lookup${tag}`, lookupSpec, timed).then((f) => void measured.rest.push(f));
+        const graphqlRun = async () => {
+          const f = await measure('service', `GraphQL lookup${tag}`, graphqlSpec, timed);
+          f.badBodies = graphqlErrors;
+          if (graphqlErrors > 0) warn(`GraphQL lookup (service)${tag}: ${graphqlErrors} responses with errors or without the user`);
+          measured.graphql.push(f);
+        };
+        await (r % 2 === 0 ? restRun() : graphqlRun());
+        measured.baseline.push(await measure('baseline', `REST lookup${tag}`, lookupSpec, timed));
+        await (r % 2 === 0 ? graphqlRun() : restRun());
+      }
+      const base = medianFigures(measured.baseline);
+      rest = scenario(
+        'rest_user_lookup',
+        'GET /users/external/{id}.json, random existing ids',
         'duration',
-        options.heavyConnections,
-        s,
-        b,
+        options.connections,
+        medianFigures(measured.rest),
+        base,
+        undefined,
+        measured.rest.map((f, i) => roundOf(f, measured.baseline[i]!)),
+      );
+      scenario(
+        'graphql_user_lookup',
+        'POST /graphql userByExternalId (all 19 fields), random existing ids',
+        'duration',
+        options.connections,
+        medianFigures(measured.graphql),
+        base,
+        'rest_user_lookup',
+        measured.graphql.map((f, i) => roundOf(f, measured.baseline[i]!)),
       );
     }
 
+    if (runs('registered')) {
+      // Registered users of the global book, in rounds alternating which side goes first.
+      const heavy = { duration: options.duration, warmup: options.warmup, connections: options.heavyConnections };
+      log(`registered users: ${options.rounds} round(s), ${options.heavyConnections} connections`);
+      for (const compact of [1, 0] as const) {
+        const spec: RunSpec = {
+          headers: withToken,
+          setupRequest: () => (req) => ({ ...req, path: `/address_book/registered_users.json?compact=${compact}` }),
+        };
+        const label = `registered users compact=${compact}`;
+        const svc: Figures[] = [];
+        const bases: Figures[] = [];
+        for (let r = 0; r < options.rounds; r++) {
+          const tag = options.rounds > 1 ? ` [round ${r + 1}/${options.rounds}]` : '';
+          for (const kind of r % 2 === 0 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const)) {
+            (kind === 'service' ? svc : bases).push(await measure(kind, `${label}${tag}`, spec, heavy));
+          }
+        }
+        scenario(
+          `registered_users_${compact ? 'compact' : 'full'}`,
+          `GET /address_book/registered_users.json?compact=${compact}: ${options.contacts.toLocaleString('en-US')} contacts, ` +
+            `${seeded.contactsMatching.toLocaleString('en-US')} registered, ${options.users.toLocaleString('en-US')} users`,
+          'duration',
+          options.heavyConnections,
+          medianFigures(svc),
+          medianFigures(bases),
+          undefined,
+          svc.map((f, i) => roundOf(f, bases[i]!)),
+        );
+      }
+    }
+
     // Deletes: fixed request counts, fresh ids for every request.
-    log(`delete scenarios: fixed request counts, ${options.heavyConnections} connections`);
-    for (const mode of ['me', 'everyone'] as DeleteMode[]) {
+    if (runs('deletes')) log(`delete scenarios: fixed request counts, ${options.heavyConnections} connections`);
+    for (const mode of runs('deletes') ? (['me', 'everyone'] as DeleteMode[]) : []) {
       for (const size of DELETE_SIZES as readonly DeleteSize[]) {
         const step = plan.find((p) => p.size === size)!;
         const results = {} as Record<'service' | 'baseline', Figures>;
@@ -541,7 +638,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
 
     // ---- Soak: the REST lookup at 70% of the measured peak, sampling RSS. ----
     let soak: Soak | null = null;
-    if (options.soak > 0) {
+    if (options.soak > 0 && rest) {
       const rate = Math.max(1, Math.round(rest.service.reqPerSec * options.soakShare));
       const sampleMs = Math.min(5_000, Math.max(250, (options.soak * 1000) / 10));
       const referenceAtS = Math.min(60, options.soak / 5);

@@ -24,6 +24,16 @@ export interface BenchOptions {
   duration: number;
   /** Seconds of excluded warm-up before each measured duration run. */
   warmup: number;
+  /**
+   * Rounds of each timed scenario, alternating which side goes first; the
+   * report gives the median round and the spread. One 10 s run on these
+   * machines is not a figure: the same build measured 0.62 and 0.85.
+   */
+  rounds: number;
+  /** Scenario groups to run (default all): lookups, registered, deletes. */
+  only: ScenarioGroup[];
+  /** Run the service under `node --cpu-prof`; its profile lands in artifacts/profiles/. */
+  cpuProf: boolean;
   connections: number;
   /**
    * Connections of the heavy scenarios (registered users, deletes), whose
@@ -44,6 +54,9 @@ export interface BenchOptions {
   out: string | undefined;
 }
 
+export const SCENARIO_GROUPS = ['lookups', 'registered', 'deletes'] as const;
+export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
+
 export const DEFAULT_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const FULL = {
@@ -54,6 +67,7 @@ const FULL = {
   messages: 100_000,
   duration: 10,
   warmup: 2,
+  rounds: 3,
   connections: 32,
   heavyConnections: 4,
   soak: 300,
@@ -71,6 +85,7 @@ const SMOKE = {
   messages: 6_000,
   duration: 1,
   warmup: 0.5,
+  rounds: 1,
   connections: 8,
   heavyConnections: 2,
   soak: 3,
@@ -91,6 +106,11 @@ scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
   --messages N            messages for the delete scenarios (${FULL.messages})
   --duration S            seconds per measured run (${FULL.duration})
   --warmup S              seconds of excluded warm-up before each run (${FULL.warmup})
+  --rounds N              rounds of each timed scenario, alternating service and baseline (${FULL.rounds});
+                          the report gives the median round and the spread
+  --only LIST             scenario groups, comma-separated: ${SCENARIO_GROUPS.join(', ')} (all)
+  --cpu-prof              run the service under node --cpu-prof (artifacts/profiles/); summarise
+                          with: npm run bench:profile -- <file.cpuprofile>
   --connections N         autocannon connections of the lookups and the soak (${FULL.connections})
   --heavy-connections N   connections of the registered-users and delete scenarios (${FULL.heavyConnections})
   --pipelining N          autocannon pipelining (1)
@@ -116,6 +136,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       messages: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      rounds: { type: 'string' },
+      only: { type: 'string' },
+      'cpu-prof': { type: 'boolean' },
       connections: { type: 'string' },
       'heavy-connections': { type: 'string' },
       pipelining: { type: 'string' },
@@ -156,6 +179,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     messages: num('messages', values.messages, base.messages, 1),
     duration: num('duration', values.duration, base.duration, 0.1, false),
     warmup: num('warmup', values.warmup, base.warmup, 0, false),
+    rounds: num('rounds', values.rounds, base.rounds, 1),
+    only: parseGroups(values.only),
+    cpuProf: values['cpu-prof'] ?? false,
     connections: num('connections', values.connections, base.connections, 1),
     heavyConnections: num('heavy-connections', values['heavy-connections'], base.heavyConnections, 1),
     pipelining: num('pipelining', values.pipelining, 1, 1),
@@ -167,4 +193,12 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   };
   if (options.users > 9_999_999) throw new Error('--users: at most 9,999,999 (phones are +1555 and 7 digits)');
   return options;
+}
+
+function parseGroups(value: string | undefined): ScenarioGroup[] {
+  if (value === undefined) return [...SCENARIO_GROUPS];
+  const groups = value.split(',').map((g) => g.trim());
+  const unknown = groups.filter((g) => !(SCENARIO_GROUPS as readonly string[]).includes(g));
+  if (unknown.length > 0 || groups.length === 0) throw new Error(`--only: one or more of ${SCENARIO_GROUPS.join(', ')} (got ${value})`);
+  return groups as ScenarioGroup[];
 }

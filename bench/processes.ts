@@ -1,6 +1,7 @@
 // The two servers under load, each a child process: the real service
 // (`node --require tsx/cjs src/main.ts`, as `npm start`) and the baseline (bench/baseline.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -17,6 +18,8 @@ export const SERVICE_BENCH_ENV: Record<string, string> = {
   MIGRATE_ON_START: 'false',
   METRICS_ENABLED: 'true',
   RATE_LIMIT_ENABLED: 'false',
+  // Production needs one; the benchmark creates no session through auth secrets.
+  SECRETS_KEY: randomBytes(32).toString('hex'),
 };
 
 export interface Server {
@@ -61,10 +64,10 @@ export function killAll(): void {
  * on stdout ({"msg":"listening","address":...}). stdout is drained for the
  * life of the process (the service logs a line per request).
  */
-async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<Server> {
+async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, nodeFlags: string[] = [], timeoutMs = 60_000): Promise<Server> {
   // TypeScript compiled in the process's own thread (tsx's CommonJS hook), as
   // `npm start` runs: `--import tsx` adds a module-loader thread, ~35 MB RSS.
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', script], {
+  const child = spawn(process.execPath, [...nodeFlags, '--require', 'tsx/cjs', script], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -152,7 +155,11 @@ async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, t
   };
 }
 
-export async function startService(databaseUrl: string, poolMax: number): Promise<Server> {
+/** Where `--cpu-prof` runs leave the service's profile (written when it exits). */
+export const PROFILE_DIR = path.join(ROOT, 'artifacts', 'profiles');
+
+export async function startService(databaseUrl: string, poolMax: number, cpuProf = false): Promise<Server> {
+  const flags = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   const server = await startNode('service', 'src/main.ts', {
     ...process.env,
     ...SERVICE_BENCH_ENV,
@@ -160,7 +167,7 @@ export async function startService(databaseUrl: string, poolMax: number): Promis
     DB_POOL_MAX: String(poolMax),
     PORT: '0',
     HOST: '127.0.0.1',
-  });
+  }, flags);
   await waitReady(server, '/readyz');
   return server;
 }
