@@ -161,7 +161,8 @@ test('a service started with another SECRETS_KEY than the one that sealed a secr
     await other.fastify.listen({ host: '127.0.0.1', port: 0 });
     const port = (other.fastify.server.address() as AddressInfo).port;
     // t's secret was sealed by `service`, whose key is another.
-    const count = async () => (await service.db.pool.query('SELECT count(*)::int AS n FROM sessions')).rows[0].n;
+    // t's application alone: other test files add sessions to a shared server database meanwhile.
+    const count = async () => (await service.db.pool.query('SELECT count(*)::int AS n FROM sessions WHERE application_id = $1', [t.applicationId])).rows[0].n;
     const before = await count();
     const raw = await fetchResult(`http://127.0.0.1:${port}/session.json`, {
       method: 'POST',
