@@ -12,7 +12,7 @@ import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
 import { callerKey, type ReadReplicas } from '../scale/replicas';
 import { query, run, transaction } from '../db/sql';
-import { CONTACTS, LOCK_BOOK, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
+import { CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
 import type { Caller } from './caller';
@@ -43,6 +43,9 @@ export interface StoredContact {
   name: string;
   phone: string;
 }
+
+/** A registered user in the compact form: id, and the phone that matched. */
+export type UserPhone = Pick<User, 'id'> & { phone: string };
 
 /** One page of registered users, and where the next one starts. */
 export interface RegisteredUsersPage {
@@ -83,6 +86,14 @@ export class AddressBookService {
     const context = validate.udidContext(udid);
     if (this.reads) return this.reads.query(callerKey(caller), REGISTERED_USERS, [user.applicationId, user.userId, context]);
     return query(this.pool, REGISTERED_USERS, [user.applicationId, user.userId, context]);
+  }
+
+  /** The same users as `registeredUsers`, as their id and phone only (the compact form): the matches alone are read. */
+  async registeredUserPhones(caller: Caller, udid: string | null | undefined): Promise<UserPhone[]> {
+    const user = requireUser(caller);
+    const context = validate.udidContext(udid);
+    if (this.reads) return this.reads.query(callerKey(caller), REGISTERED_USER_PHONES, [user.userId, context]);
+    return query(this.pool, REGISTERED_USER_PHONES, [user.userId, context]);
   }
 
   /**

@@ -135,9 +135,12 @@ async function compare(world: World): Promise<void> {
     const caller: Caller = { kind: 'user', applicationId: owner.applicationId, userId: owner.id, via: 'apiKey' };
     for (const udid of UDIDS) {
       const book = new Set(contacts.filter((c) => c.userId === owner.id && c.udid === udid).map((c) => c.phone));
-      const expected = users.filter((u) => u.applicationId === owner.applicationId && u.phone !== null && book.has(u.phone)).map((u) => u.id);
+      const matched = users.filter((u) => u.applicationId === owner.applicationId && u.phone !== null && book.has(u.phone));
+      const expected = matched.map((u) => u.id);
       const where = `owner ${owner.id}, udid "${udid}"`;
       expect([where, (await services.addressBook.registeredUsers(caller, udid)).map((u) => u.id)]).toEqual([where, expected]);
+      // The compact form, read from the matches alone: each user's current phone.
+      expect([where, await services.addressBook.registeredUserPhones(caller, udid)]).toEqual([where, matched.map((u) => ({ id: u.id, phone: u.phone }))]);
       const paged: number[] = [];
       let after: string | undefined;
       for (;;) {
@@ -176,11 +179,11 @@ test('the matches table holds exactly the defined matches, whoever wrote contact
   // any test file that ran before, on a server shared with them.
   const { rows } = await db.pool.query<{ missing: number; stray: number }>(`
     WITH defined AS (
-      SELECT c.user_id AS owner_id, c.udid, u.id AS user_id
+      SELECT c.user_id AS owner_id, c.udid, u.id AS user_id, u.phone
         FROM contacts c JOIN users o ON o.id = c.user_id
         JOIN users u ON u.application_id = o.application_id AND u.phone = c.phone
     )
-    SELECT (SELECT count(*) FROM (SELECT * FROM defined EXCEPT SELECT owner_id, udid, user_id FROM address_book_matches) x)::int AS missing,
-           (SELECT count(*) FROM (SELECT owner_id, udid, user_id FROM address_book_matches EXCEPT SELECT * FROM defined) x)::int AS stray`);
+    SELECT (SELECT count(*) FROM (SELECT * FROM defined EXCEPT SELECT owner_id, udid, user_id, phone FROM address_book_matches) x)::int AS missing,
+           (SELECT count(*) FROM (SELECT owner_id, udid, user_id, phone FROM address_book_matches EXCEPT SELECT * FROM defined) x)::int AS stray`);
   expect(rows[0]).toEqual({ missing: 0, stray: 0 });
 });

@@ -87,6 +87,41 @@ describe('registeredUsers and addressBook', () => {
   });
 });
 
+// registeredUsers reads id and phone from the maintained matches alone when
+// nothing else is selected (the REST compact form), and whole user rows
+// otherwise: whatever shape the selection takes, every field asked for is
+// answered.
+describe('registeredUsers, whatever the selection', () => {
+  const NEW_PHONE = '+10000000199';
+
+  test.each([
+    ['id and phone', '{ registeredUsers { id phone } }', {}, ['id', 'phone']],
+    ['aliases and __typename', '{ registeredUsers { __typename i: id p: phone } }', {}, ['__typename', 'i', 'p']],
+    ['a field in a named fragment', '{ registeredUsers { id phone ...F } } fragment F on User { login }', {}, ['id', 'phone', 'login']],
+    ['a field in an inline fragment', '{ registeredUsers { id ... on User { externalUserId } } }', {}, ['id', 'externalUserId']],
+    ['a field under @include(if: true)', 'query ($x: Boolean!) { registeredUsers { id phone login @include(if: $x) } }', { x: true }, ['id', 'phone', 'login']],
+    ['a field under @include(if: false)', 'query ($x: Boolean!) { registeredUsers { id phone login @include(if: $x) } }', { x: false }, ['id', 'phone']],
+    ['a field under @skip(if: true)', 'query ($x: Boolean!) { registeredUsers { id phone createdAt @skip(if: $x) } }', { x: true }, ['id', 'phone']],
+  ])('%s: each selected field answered', async (_name, query, variables, keys) => {
+    const t = await seedTenant(service.app.services);
+    await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] }, t.as.owner);
+    const res = await gql(query, variables, t.as.owner);
+    expect(res.body.errors).toBeUndefined();
+    const expected: Record<string, unknown> = { __typename: 'User', id: t.member.id, i: t.member.id, phone: MEMBER_PHONE, p: MEMBER_PHONE, login: 'member', externalUserId: 102 };
+    expect(res.body.data.registeredUsers).toEqual([Object.fromEntries(keys.map((k) => [k, expected[k]]))]);
+  });
+
+  test('a user’s new phone shows at once in both forms', async () => {
+    const t = await seedTenant(service.app.services);
+    await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Member, new phone', phone: NEW_PHONE }] }, t.as.owner);
+    await service.db.prisma.user.update({ where: { id: t.member.id }, data: { phone: NEW_PHONE } });
+    const compact = await gql('{ registeredUsers { id phone } }', {}, t.as.owner);
+    const full = await gql('{ registeredUsers { id phone login } }', {}, t.as.owner);
+    expect(compact.body.data.registeredUsers).toEqual([{ id: t.member.id, phone: NEW_PHONE }]);
+    expect(full.body.data.registeredUsers).toEqual([{ id: t.member.id, phone: NEW_PHONE, login: 'member' }]);
+  });
+});
+
 // The keyset-paged form exists only on GraphQL. Its matching rules are
 // registeredUsers' (test/behaviour/address-book.test.ts); the property test
 // test/behaviour/address-book-matches.test.ts pages through random books.

@@ -3,6 +3,7 @@ CREATE TABLE "address_book_matches" (
     "owner_id" INTEGER NOT NULL,
     "udid" VARCHAR(64) NOT NULL,
     "user_id" INTEGER NOT NULL,
+    "phone" TEXT NOT NULL,
 
     CONSTRAINT "address_book_matches_pkey" PRIMARY KEY ("owner_id","udid","user_id")
 );
@@ -28,9 +29,10 @@ ALTER TABLE "address_book_matches" ADD CONSTRAINT "address_book_matches_user_id_
 -- stay one join per batch), and runs inside the writing statement's
 -- transaction: a reader sees the matches of the contacts it sees.
 --
--- Invariant: (owner, udid, user) is a row iff the book (owner, udid) holds a
--- contact whose phone equals user's phone and both users belong to one
--- application. Writers of contacts and writers of users' phones could each
+-- Invariant: (owner, udid, user, phone) is a row iff the book (owner, udid)
+-- holds a contact whose phone equals user's phone, and both users belong to
+-- one application. The phone is kept with the match so that the compact
+-- answer (id and phone) is read from this table alone. Writers of contacts and writers of users' phones could each
 -- miss the other's uncommitted rows; an advisory lock per application closes
 -- that: contact writers take it shared (uploads to different books stay
 -- parallel; one book's writers are already serialised by its own lock),
@@ -71,8 +73,8 @@ BEGIN
     SELECT pg_advisory_xact_lock_shared(address_book_matches_lock_key(a.application_id))
       FROM (SELECT DISTINCT o.application_id FROM new_contacts n JOIN users o ON o.id = n.user_id ORDER BY 1) a $q$;
   EXECUTE $q$
-    INSERT INTO address_book_matches (owner_id, udid, user_id)
-    SELECT n.user_id, n.udid, u.id
+    INSERT INTO address_book_matches (owner_id, udid, user_id, phone)
+    SELECT n.user_id, n.udid, u.id, n.phone
       FROM new_contacts n
       JOIN users o ON o.id = n.user_id
       CROSS JOIN LATERAL (SELECT u.id FROM users u WHERE u.application_id = o.application_id AND u.phone = n.phone OFFSET 0) u
@@ -130,8 +132,8 @@ BEGIN
             OFFSET 0) x
      WHERE m.owner_id = x.user_id AND m.udid = x.udid AND m.user_id = x.id $q$;
   EXECUTE $q$
-    INSERT INTO address_book_matches (owner_id, udid, user_id)
-    SELECT n.user_id, n.udid, u.id
+    INSERT INTO address_book_matches (owner_id, udid, user_id, phone)
+    SELECT n.user_id, n.udid, u.id, n.phone
       FROM (SELECT user_id, udid, phone FROM new_contacts EXCEPT SELECT user_id, udid, phone FROM old_contacts) n
       JOIN users o ON o.id = n.user_id
       CROSS JOIN LATERAL (SELECT u.id FROM users u WHERE u.application_id = o.application_id AND u.phone = n.phone OFFSET 0) u
@@ -148,8 +150,8 @@ BEGIN
     SELECT pg_advisory_xact_lock(address_book_matches_lock_key(a.application_id))
       FROM (SELECT DISTINCT application_id FROM new_users WHERE phone IS NOT NULL ORDER BY 1) a $q$;
   EXECUTE $q$
-    INSERT INTO address_book_matches (owner_id, udid, user_id)
-    SELECT c.user_id, c.udid, n.id
+    INSERT INTO address_book_matches (owner_id, udid, user_id, phone)
+    SELECT c.user_id, c.udid, n.id, n.phone
       FROM new_users n
       JOIN contacts c ON c.phone = n.phone
       JOIN users o ON o.id = c.user_id AND o.application_id = n.application_id
@@ -189,13 +191,13 @@ BEGIN
      USING (SELECT id, application_id FROM old_users EXCEPT SELECT id, application_id FROM new_users) d
      WHERE m.owner_id = d.id $q$;
   EXECUTE $q$
-    INSERT INTO address_book_matches (owner_id, udid, user_id)
-    SELECT c.user_id, c.udid, n.id
+    INSERT INTO address_book_matches (owner_id, udid, user_id, phone)
+    SELECT c.user_id, c.udid, n.id, n.phone
       FROM (SELECT id, phone, application_id FROM new_users EXCEPT SELECT id, phone, application_id FROM old_users) n
       JOIN contacts c ON c.phone = n.phone
       JOIN users o ON o.id = c.user_id AND o.application_id = n.application_id
     UNION
-    SELECT c.user_id, c.udid, u.id
+    SELECT c.user_id, c.udid, u.id, c.phone
       FROM (SELECT id, application_id FROM new_users EXCEPT SELECT id, application_id FROM old_users) n
       JOIN contacts c ON c.user_id = n.id
       CROSS JOIN LATERAL (SELECT u.id FROM users u WHERE u.application_id = n.application_id AND u.phone = c.phone OFFSET 0) u
@@ -215,8 +217,8 @@ CREATE TRIGGER "address_book_matches_users_updated" AFTER UPDATE ON "users"
   REFERENCING OLD TABLE AS old_users NEW TABLE AS new_users FOR EACH STATEMENT EXECUTE FUNCTION address_book_matches_users_updated();
 
 -- The matches of the books that exist already.
-INSERT INTO "address_book_matches" ("owner_id", "udid", "user_id")
-SELECT c.user_id, c.udid, u.id
+INSERT INTO "address_book_matches" ("owner_id", "udid", "user_id", "phone")
+SELECT c.user_id, c.udid, u.id, c.phone
   FROM contacts c
   JOIN users o ON o.id = c.user_id
   JOIN users u ON u.application_id = o.application_id AND u.phone = c.phone;

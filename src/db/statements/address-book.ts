@@ -1,5 +1,5 @@
 // Address books: uploads, reading a book back, and the registered users they match.
-import { computed, fields, statement } from '../sql';
+import { computed, field, fields, statement } from '../sql';
 import { USER_COLUMNS, USER_RECORD } from './users';
 
 // Registered users are read from address_book_matches, which triggers keep
@@ -24,6 +24,22 @@ export const REGISTERED_USERS = statement({
           WHERE u.id = ANY(ARRAY(SELECT m.user_id FROM address_book_matches m WHERE m.owner_id = $2 AND m.udid = $3))
             AND u.application_id = $1
           ORDER BY u.id`,
+});
+
+/**
+ * The compact form of the same users (id and the phone that matched, the
+ * user's own): the book's matches alone, one range scan of their primary key
+ * in user id order. No users row is read: the triggers only match users of
+ * the owner's application and rewrite a match when a user's phone changes.
+ */
+export const REGISTERED_USER_PHONES = statement({
+  name: 'address_book.registered_user_phones',
+  params: ['int4', 'text'],
+  columns: { id: field('AddressBookMatch', 'userId'), phone: field('AddressBookMatch', 'phone') },
+  text: `SELECT m.user_id AS id, m.phone
+           FROM address_book_matches m
+          WHERE m.owner_id = $1 AND m.udid = $2
+          ORDER BY m.user_id`,
 });
 
 /** One page of registered users: those after user id $4 (0: from the start), at most $5. */
