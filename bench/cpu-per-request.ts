@@ -1,11 +1,12 @@
 // `npm run bench:cpu -- [--requests N]`: CPU time the service spends per
 // request, in-process (fastify.inject: no sockets), for the REST and GraphQL
-// lookups. Unlike req/s on a shared 2-core machine, CPU time per request
+// lookups and the registered users of a 10,000-contact book (2,000
+// registered; full records and compact). Unlike req/s on a shared 2-core machine, CPU time per request
 // barely moves with what else runs: a change's effect shows within a few
 // percent. The database is PostgreSQL (DATABASE_URL, default the local
 // server); its own CPU is not counted (another process).
 //
-// `--only rest|graphql` measures one; with `node --cpu-prof` (see
+// `--only rest,graphql,registered-full,registered-compact` measures some; with `node --cpu-prof` (see
 // BENCHMARKS.md) it profiles that one's per-request path alone.
 //
 // It seeds a small application of its own in the database `chatsvc_cpu`
@@ -16,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { createApp } from '../src/app';
 import { openDatabase } from '../src/db';
+import { hashPassword } from '../src/services/secrets';
 import { GRAPHQL_LOOKUP } from './harness';
 
 const { values } = parseArgs({ options: { requests: { type: 'string' }, rounds: { type: 'string' }, only: { type: 'string' } } });
@@ -43,10 +45,21 @@ async function main() {
   });
   const { services } = app;
   const { application } = await services.applications.create('cpu');
+  // Users with one password hash (hashing is deliberately slow).
+  const passwordHash = hashPassword('cpu-password');
   const users = 200;
-  for (let i = 1; i <= users; i++) {
-    await services.users.create({ applicationId: application.id, login: `u${i}`, password: 'password123', fullName: `User ${i}`, email: `u${i}@example.com`, phone: `+1555${String(i).padStart(7, '0')}`, externalUserId: i });
-  }
+  await services.users.createMany(
+    application.id,
+    Array.from({ length: users }, (_, n) => ({ login: `u${n + 1}`, passwordHash, fullName: `User ${n + 1}`, email: `u${n + 1}@example.com`, phone: `+1555${String(n + 1).padStart(7, '0')}`, externalUserId: n + 1 })),
+  );
+  // The registered users: 20,000 more users, the caller's book of 10,000
+  // contacts of which every fifth is one of them (as npm run bench's data).
+  const more = Array.from({ length: 20_000 }, (_, i) => ({ login: `m${i}`, passwordHash, fullName: `More ${i}`, email: `m${i}@example.com`, phone: `+1666${String(i).padStart(7, '0')}`, externalUserId: 1000 + i }));
+  for (let i = 0; i < more.length; i += 1000) await services.users.createMany(application.id, more.slice(i, i + 1000));
+  const caller = { kind: 'user', applicationId: application.id, userId: 1, via: 'session' } as const;
+  const book = Array.from({ length: 10_000 }, (_, i) => ({ name: `Contact ${i}`, phone: i % 5 === 0 ? `+1666${String(i * 2).padStart(7, '0')}` : `+1777${String(i).padStart(7, '0')}` }));
+  await services.addressBook.upload(caller, book, '', false);
+
   const token = (await services.applications.createSession(application.id, 1)).token;
   const headers = { 'svc-token': token };
   const id = (i: number) => 1 + (i % users);
@@ -55,22 +68,32 @@ async function main() {
     rest: (i: number) => app.fastify.inject({ method: 'GET', url: `/users/external/${id(i)}.json`, headers }),
     graphql: (i: number) =>
       app.fastify.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ query: GRAPHQL_LOOKUP, variables: { id: id(i) } }) }),
+    'registered-full': () => app.fastify.inject({ method: 'GET', url: '/address_book/registered_users.json?compact=0', headers }),
+    'registered-compact': () => app.fastify.inject({ method: 'GET', url: '/address_book/registered_users.json?compact=1', headers }),
   };
-  const results: Record<string, number[]> = { rest: [], graphql: [] };
+  type Kind = keyof typeof kinds;
+  // Requests per round: the registered users cost milliseconds each.
+  const count = (kind: Kind) => (kind.startsWith('registered') ? Math.max(20, REQUESTS >> 6) : REQUESTS);
+  const only = values.only ? (values.only.split(',') as Kind[]) : (Object.keys(kinds) as Kind[]);
+  const results = Object.fromEntries(only.map((k) => [k, [] as number[]])) as Record<Kind, number[]>;
   // Warm-up, not counted: V8 optimises the hot paths over the first thousands.
-  for (let i = 0; i < 3000; i++) await kinds.rest(i);
-  for (let i = 0; i < 3000; i++) await kinds.graphql(i);
+  for (const kind of only) {
+    for (let i = 0; i < count(kind); i++) {
+      const res = await kinds[kind](i);
+      if (kind.startsWith('registered') && (JSON.parse(res.body) as { items?: unknown[] }).items?.length !== 2000) throw new Error(`${kind}: not 2,000 users: ${res.body.slice(0, 300)}`);
+    }
+  }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of round % 2 === 0 ? (['rest', 'graphql'] as const) : (['graphql', 'rest'] as const)) {
-      if (values.only && values.only !== kind) continue;
-      for (let i = 0; i < 200; i++) await kinds[kind](i); // warm
+    for (const kind of round % 2 === 0 ? only : [...only].reverse()) {
+      const n = count(kind);
+      for (let i = 0; i < n >> 4; i++) await kinds[kind](i); // warm
       const before = process.cpuUsage();
-      for (let i = 0; i < REQUESTS; i++) {
+      for (let i = 0; i < n; i++) {
         const res = await kinds[kind](i);
-        if (res.statusCode !== 200 || (kind === 'graphql' && res.body.includes('"errors"'))) throw new Error(`${kind}: ${res.statusCode} ${res.body}`);
+        if (res.statusCode !== 200 || res.body.includes('"errors"')) throw new Error(`${kind}: ${res.statusCode} ${res.body.slice(0, 300)}`);
       }
       const used = process.cpuUsage(before);
-      results[kind]!.push((used.user + used.system) / REQUESTS);
+      results[kind].push((used.user + used.system) / n);
     }
   }
   const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;

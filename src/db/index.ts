@@ -6,6 +6,7 @@ import { PrismaClient } from '../__generated__/prisma/client';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
 import { setTransactionTimeout } from './sql';
+import { PG_TYPES } from './types';
 
 export type { PrismaClient };
 
@@ -54,6 +55,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   const unnamed = options.preparedStatements === 'unnamed';
   const pool = new Pool({
     connectionString: embedded?.url ?? options.url,
+    types: PG_TYPES,
     // PGlite serves one connection; see openEmbeddedDatabase.
     max: embedded ? 1 : (options.poolMax ?? 10),
     // A slow database fails requests at the bound (503 DATABASE_TIMEOUT)

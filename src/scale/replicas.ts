@@ -20,6 +20,7 @@ import { Pool } from 'pg';
 import { query, type Statement } from '../db/sql';
 import type { Caller } from '../services/caller';
 import type { SharedRedis } from './redis';
+import { PG_TYPES } from '../db/types';
 
 export interface ReplicaOptions {
   urls: readonly string[];
@@ -86,6 +87,7 @@ export class ReadReplicas {
     this.replicas = options.urls.map((url) => {
       const pool = new Pool({
         connectionString: url,
+        types: PG_TYPES,
         max: options.poolMax ?? 10,
         connectionTimeoutMillis: timeoutMs || 5_000,
         ...(timeoutMs > 0 ? { statement_timeout: timeoutMs } : {}),
