@@ -6,9 +6,8 @@ import { ConfigError, loadConfig, resolveSecretsKey } from './config';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
 import { LOG_REDACT } from './http/observability';
-import { connectRedis, type SharedRedis } from './scale/redis';
+import type { SharedRedis } from './scale/redis';
 import { ReadReplicas } from './scale/replicas';
-import { startTracingFromConfig } from './tracing';
 import { traceLogFields } from './tracing/spans';
 
 /** How long a shutdown may take before the process exits anyway. */
@@ -20,7 +19,10 @@ async function main(): Promise<void> {
   // Before anything starts: reads files the configuration names (the trusted-documents manifest).
   const appOptions = appOptionsFromConfig(config);
   // Before the database opens, so that its connections' statements are traced.
-  const tracing = startTracingFromConfig(config);
+  // Loaded only then: with tracing off the SDK never is (src/tracing/active.ts).
+  // require, not import(): `npm start` runs under tsx's CommonJS hook, which
+  // an import() of a .ts file would bypass.
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : (require('./tracing') as typeof import('./tracing')).startTracingFromConfig(config);
   const database = await openDatabase({
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DIR,
@@ -38,6 +40,8 @@ async function main(): Promise<void> {
   if (config.REDIS_URL !== undefined) {
     startLog.info({ timeoutMs: config.REDIS_CONNECT_TIMEOUT_MS }, 'waiting for redis');
     try {
+      // ioredis is loaded only when there is a Redis (~9 MB otherwise resident for nothing).
+      const { connectRedis } = require('./scale/redis') as typeof import('./scale/redis');
       redis = await connectRedis({
         url: config.REDIS_URL,
         prefix: config.REDIS_KEY_PREFIX,

@@ -11,7 +11,7 @@
 // explicitly, rather than through their require hooks: those patch only
 // modules loaded after they are installed, which main cannot promise (it loads
 // the app first) and jest, with a module registry of its own, never triggers.
-import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
+import { context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { InstrumentationBase } from '@opentelemetry/instrumentation';
 import { GraphQLInstrumentation } from '@opentelemetry/instrumentation-graphql';
@@ -21,6 +21,7 @@ import { defaultResource, detectResources, envDetector, resourceFromAttributes }
 import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { Config } from '../config';
+import { activeTracer, setActiveTracer } from './active';
 
 export interface TracingOptions {
   /** Where finished spans go: OTLP in production, an in-memory exporter in tests. */
@@ -38,12 +39,7 @@ export interface Tracing {
 /** Probes and scrapes: traced, they would drown the requests of clients. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-let tracer: Tracer | undefined;
-
-/** The service's tracer while tracing is on; undefined when it is off. */
-export function activeTracer(): Tracer | undefined {
-  return tracer;
-}
+export { activeTracer } from './active';
 
 /** Starts tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set (call before the database opens). */
 export function startTracingFromConfig(config: Config): Tracing | undefined {
@@ -56,7 +52,7 @@ export function startTracingFromConfig(config: Config): Tracing | undefined {
 }
 
 export function startTracing(options: TracingOptions): Tracing {
-  if (tracer) throw new Error('tracing is already started');
+  if (activeTracer()) throw new Error('tracing is already started');
   const provider = new NodeTracerProvider({
     // OTEL_RESOURCE_ATTRIBUTES adds attributes; the service name is the configuration's.
     resource: defaultResource()
@@ -88,11 +84,11 @@ export function startTracing(options: TracingOptions): Tracing {
     instrumentation.setTracerProvider(provider);
     unpatches.push(...patchLoaded(instrumentation, modules));
   }
-  tracer = trace.getTracer('chat-user-service');
+  setActiveTracer(trace.getTracer('chat-user-service'));
 
   return {
     async shutdown() {
-      tracer = undefined;
+      setActiveTracer(undefined);
       for (const unpatch of unpatches.reverse()) unpatch();
       await provider.shutdown();
       trace.disable();

@@ -5,7 +5,7 @@ import { context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import { getRPCMetadata, RPCType } from '@opentelemetry/core';
 import type { FastifyInstance } from 'fastify';
 import { type DocumentNode, type OperationDefinitionNode, print } from 'graphql';
-import { activeTracer } from './index';
+import { activeTracer } from './active';
 
 /** Names HTTP spans by route pattern ("GET /users/external/:file"), as instrumentation-http does with the route it is given. */
 export function registerTracing(fastify: FastifyInstance): void {
