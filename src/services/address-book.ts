@@ -8,11 +8,11 @@
 // read sees the old book or the new one, never a mix, and concurrent uploads
 // to one book apply one after the other. The number of statements does not
 // grow with the number of contacts (contacts travel as two array parameters).
-import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
 import { callerKey, type ReadReplicas } from '../scale/replicas';
 import { query, run, transaction } from '../db/sql';
 import { CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
+import type { UserRecord } from '../db/statements/users';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
 import type { Caller } from './caller';
@@ -45,11 +45,11 @@ export interface StoredContact {
 }
 
 /** A registered user in the compact form: id, and the phone that matched. */
-export type UserPhone = Pick<User, 'id'> & { phone: string };
+export type UserPhone = Pick<UserRecord, 'id'> & { phone: string };
 
 /** One page of registered users, and where the next one starts. */
 export interface RegisteredUsersPage {
-  users: User[];
+  users: UserRecord[];
   /** The cursor after each user of `users`, in order. */
   cursors: string[];
   hasNextPage: boolean;
@@ -81,7 +81,7 @@ export class AddressBookService {
   ) {}
 
   /** Users of the caller's application whose phone equals a contact's phone in the caller's book. */
-  async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<User[]> {
+  async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<UserRecord[]> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
     if (this.reads) return this.reads.query(callerKey(caller), REGISTERED_USERS, [user.applicationId, user.userId, context]);

@@ -8,7 +8,6 @@
 // window check, in the same statement that creates the session, so two copies
 // of one request racing each other create one session at most.
 import type { Pool } from 'pg';
-import type { User } from '../__generated__/prisma/client';
 import { query } from '../db/sql';
 import { APPLICATION_CREDENTIALS, CREATE, CURRENT, END, PASSWORD_BY_EMAIL, PASSWORD_BY_LOGIN, SET_USER } from '../db/statements/sessions';
 import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
@@ -18,6 +17,7 @@ import type { SharedRedis } from '../scale/redis';
 import { type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts } from './login-attempts';
 import { hashSecret, newSecret, openSecret, signatureBase, verifyPassword, verifySignature } from './secrets';
 import * as validate from './validate';
+import type { UserRecord } from '../db/statements/users';
 
 /** The parameters of a session request, as sent: the signature covers their exact text. */
 export interface SessionRequest {
@@ -142,7 +142,7 @@ export class SessionsService {
   }
 
   /** Makes the caller's session the session of the user these credentials name. */
-  async login(caller: Caller, credentials: UserCredentials, address: string): Promise<User> {
+  async login(caller: Caller, credentials: UserCredentials, address: string): Promise<UserRecord> {
     const session = requireSession(caller);
     const userId = await this.checkPassword(caller.applicationId, credentials, address);
     return this.setUser(session.id, session.tokenHash, userId);
@@ -154,7 +154,7 @@ export class SessionsService {
     await this.setUser(session.id, session.tokenHash, null);
   }
 
-  private async setUser(sessionId: number, tokenHash: string, userId: number | null): Promise<User> {
+  private async setUser(sessionId: number, tokenHash: string, userId: number | null): Promise<UserRecord> {
     const [user] = await query(this.pool, SET_USER, [sessionId, userId]);
     await this.auth.forget(tokenHash);
     if (userId !== null && !user) throw new AppError('UNAUTHENTICATED', MESSAGES.sessionMissing);

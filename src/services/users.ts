@@ -11,6 +11,7 @@ import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
 import { hashPassword } from './secrets';
 import * as validate from './validate';
+import type { UserRecord } from '../db/statements/users';
 
 const optionalText = (max: number) => z.string().max(max).optional();
 
@@ -45,7 +46,7 @@ export class UsersService {
   ) {}
 
   /** Needs a user session or an API key: application sessions cannot read users. */
-  async findByExternalId(caller: Caller, externalUserId: number): Promise<User> {
+  async findByExternalId(caller: Caller, externalUserId: number): Promise<UserRecord> {
     refuseApplicationSession(caller);
     const id = validate.externalUserId(externalUserId);
     const [user] = this.reads
