@@ -12,9 +12,9 @@
 // It seeds a small application of its own in the database `chatsvc_cpu`
 // (recreated each run), so it runs in seconds.
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
+import pino from 'pino';
 import { createApp } from '../src/app';
 import { openDatabase } from '../src/db';
 import { hashPassword } from '../src/services/secrets';
@@ -41,7 +41,8 @@ async function main() {
     database,
     secretsKey: randomBytes(32),
     rateLimit: false,
-    logger: { level: 'info', stream: createWriteStream('/dev/null') },
+    // The destination main uses (asynchronous pino writes), to /dev/null.
+    logger: { level: 'info', stream: pino.destination({ dest: '/dev/null', sync: false }) },
   });
   const { services } = app;
   const { application } = await services.applications.create('cpu');
