@@ -305,7 +305,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
   let baseline: Server | undefined;
   try {
     [service, baseline] = await Promise.all([
-      startService(seeded.databaseUrl, options.poolMax, options.cpuProf),
+      startService(seeded.databaseUrl, options.poolMax, options.cpuProf, options.serviceFlags),
       startBaseline(seeded.databaseUrl, options.poolMax, options.baselineSessionWrites),
     ]);
     log(`service pid ${service.pid} at ${service.url}; baseline pid ${baseline.pid} at ${baseline.url}`);

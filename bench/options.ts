@@ -34,6 +34,8 @@ export interface BenchOptions {
   only: ScenarioGroup[];
   /** Run the service under `node --cpu-prof`; its profile lands in artifacts/profiles/. */
   cpuProf: boolean;
+  /** Extra node flags for the service alone (V8 heap settings tried against the same baseline). */
+  serviceFlags: string[];
   connections: number;
   /**
    * Connections of the heavy scenarios (registered users, deletes), whose
@@ -111,6 +113,7 @@ scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
   --only LIST             scenario groups, comma-separated: ${SCENARIO_GROUPS.join(', ')} (all)
   --cpu-prof              run the service under node --cpu-prof (artifacts/profiles/); summarise
                           with: npm run bench:profile -- <file.cpuprofile>
+  --service-flags=F…      extra node flags for the service only (--service-flags=--max-semi-space-size=8)
   --connections N         autocannon connections of the lookups and the soak (${FULL.connections})
   --heavy-connections N   connections of the registered-users and delete scenarios (${FULL.heavyConnections})
   --pipelining N          autocannon pipelining (1)
@@ -139,6 +142,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       rounds: { type: 'string' },
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
+      'service-flags': { type: 'string' },
       connections: { type: 'string' },
       'heavy-connections': { type: 'string' },
       pipelining: { type: 'string' },
@@ -182,6 +186,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     rounds: num('rounds', values.rounds, base.rounds, 1),
     only: parseGroups(values.only),
     cpuProf: values['cpu-prof'] ?? false,
+    serviceFlags: (values['service-flags'] ?? '').split(' ').filter(Boolean),
     connections: num('connections', values.connections, base.connections, 1),
     heavyConnections: num('heavy-connections', values['heavy-connections'], base.heavyConnections, 1),
     pipelining: num('pipelining', values.pipelining, 1, 1),

@@ -158,8 +158,8 @@ async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, n
 /** Where `--cpu-prof` runs leave the service's profile (written when it exits). */
 export const PROFILE_DIR = path.join(ROOT, 'artifacts', 'profiles');
 
-export async function startService(databaseUrl: string, poolMax: number, cpuProf = false): Promise<Server> {
-  const flags = cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+export async function startService(databaseUrl: string, poolMax: number, cpuProf = false, extraFlags: string[] = []): Promise<Server> {
+  const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
   const server = await startNode('service', 'src/main.ts', {
     ...process.env,
     ...SERVICE_BENCH_ENV,

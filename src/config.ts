@@ -26,6 +26,10 @@ const schema = z.object({
   MIGRATE_ON_START: flag.default(true),
   /** Seed the demo data set into a fresh embedded database and print curl commands. */
   DEMO_SEED: flag.default(true),
+  // How far V8 lets the old generation grow past what survived the last full
+  // GC before the next one (percent; 0: V8's own, dynamic factor of up to 4×).
+  // README: Decisions, Memory.
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The GraphQL explorer page (default: on, off when NODE_ENV=production). */
   GRAPHQL_EXPLORER: flag.optional(),
