@@ -238,3 +238,14 @@ export class ReadReplicas {
 export function callerKey(caller: Caller): string {
   return caller.kind === 'user' ? `${caller.applicationId}:${caller.userId}` : `${caller.applicationId}:app`;
 }
+
+/** A read the services send to the replicas when there are any (ReadReplicas.query routes it), else to the primary. */
+export function readQuery<Params extends readonly unknown[], Row>(
+  reads: ReadReplicas | undefined,
+  primary: Pool,
+  caller: Caller,
+  sql: Statement<Params, Row>,
+  values: Params,
+): Promise<Row[]> {
+  return reads ? reads.query(callerKey(caller), sql, values) : query(primary, sql, values);
+}

@@ -9,7 +9,7 @@
 // to one book apply one after the other. The number of statements does not
 // grow with the number of contacts (contacts travel as two array parameters).
 import type { Pool } from 'pg';
-import { callerKey, type ReadReplicas } from '../scale/replicas';
+import { callerKey, readQuery, type ReadReplicas } from '../scale/replicas';
 import { query, run, transaction } from '../db/sql';
 import { CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
 import type { UserRecord } from '../db/statements/users';
@@ -84,16 +84,14 @@ export class AddressBookService {
   async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<UserRecord[]> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
-    if (this.reads) return this.reads.query(callerKey(caller), REGISTERED_USERS, [user.applicationId, user.userId, context]);
-    return query(this.pool, REGISTERED_USERS, [user.applicationId, user.userId, context]);
+    return readQuery(this.reads, this.pool, caller, REGISTERED_USERS, [user.applicationId, user.userId, context]);
   }
 
   /** The same users as `registeredUsers`, as their id and phone only (the compact form): the matches alone are read. */
   async registeredUserPhones(caller: Caller, udid: string | null | undefined): Promise<UserPhone[]> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
-    if (this.reads) return this.reads.query(callerKey(caller), REGISTERED_USER_PHONES, [user.userId, context]);
-    return query(this.pool, REGISTERED_USER_PHONES, [user.userId, context]);
+    return readQuery(this.reads, this.pool, caller, REGISTERED_USER_PHONES, [user.userId, context]);
   }
 
   /**

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { Prisma, type User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
-import { callerKey, type ReadReplicas } from '../scale/replicas';
+import { readQuery, type ReadReplicas } from '../scale/replicas';
 import type { PrismaClient } from '../db';
 import { query } from '../db/sql';
 import { BY_EXTERNAL_ID, CREATE_MANY } from '../db/statements/users';
@@ -49,9 +49,7 @@ export class UsersService {
   async findByExternalId(caller: Caller, externalUserId: number): Promise<UserRecord> {
     refuseApplicationSession(caller);
     const id = validate.externalUserId(externalUserId);
-    const [user] = this.reads
-      ? await this.reads.query(callerKey(caller), BY_EXTERNAL_ID, [caller.applicationId, id])
-      : await query(this.pool, BY_EXTERNAL_ID, [caller.applicationId, id]);
+    const [user] = await readQuery(this.reads, this.pool, caller, BY_EXTERNAL_ID, [caller.applicationId, id]);
     // The same answer whether the id is unknown or used in another application.
     if (!user) throw new AppError('NOT_FOUND', MESSAGES.userNotFound);
     return user;
