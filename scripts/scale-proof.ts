@@ -20,7 +20,6 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,6 +28,8 @@ import { openDatabase } from '../src/db';
 import { createServices } from '../src/services';
 import { parseLsn } from '../src/scale/replicas';
 import { type Cluster, clustersAvailable, createPrimary, createStandby } from './lib/pg-cluster';
+import { writePgbouncerConfig } from './lib/pgbouncer';
+import { freePort } from './lib/ports';
 
 const { values: args } = parseArgs({
   options: {
@@ -46,15 +47,6 @@ const BUDGET = 1_000;
 const cleanups: (() => void | Promise<void>)[] = [];
 const log = (message: string) => process.stdout.write(`[${new Date().toISOString().slice(11, 23)}] ${message}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function ensurePackages(): void {
   const missing = ['haproxy', 'pgbouncer'].filter((bin) => spawnSync('which', [bin]).status !== 0);
@@ -218,28 +210,15 @@ async function main(): Promise<void> {
   await waitFor('redis', async () => spawnSync('redis-cli', ['-p', String(redisPort), 'ping']).stdout.toString().includes('PONG'));
 
   // PgBouncer, transaction mode, in front of the primary.
-  writeFileSync(path.join(work, 'users.txt'), '"postgres" ""\n');
-  writeFileSync(
-    path.join(work, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `postgres = host=127.0.0.1 port=${primaryPort} dbname=postgres user=postgres`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${bouncerPort}`,
-      `unix_socket_dir = ${work}`,
-      'auth_type = trust',
-      `auth_file = ${work}/users.txt`,
-      'pool_mode = transaction',
-      'max_client_conn = 1000',
-      'default_pool_size = 20',
-      `logfile = ${work}/pgbouncer.log`,
-      '',
-    ].join('\n'),
-  );
-  for (const file of ['users.txt', 'pgbouncer.ini']) chownSync(path.join(work, file), postgresUid, postgresGid);
-  // -u: started as root, it runs as postgres (it refuses to run as root); its own pid, so it is stopped by it.
-  start('pgbouncer', 'pgbouncer', [...(process.getuid?.() === 0 ? ['-u', 'postgres'] : []), path.join(work, 'pgbouncer.ini')]);
+  const bouncer = writePgbouncerConfig({
+    dir: work,
+    listenPort: bouncerPort,
+    server: { host: '127.0.0.1', port: primaryPort, database: 'postgres', user: 'postgres' },
+    poolSize: 20,
+    maxClientConn: 1000,
+  });
+  // Its own pid (-u keeps it in the foreground as postgres), so stopping it is stopping that pid.
+  start('pgbouncer', bouncer.command, bouncer.args);
   const bouncerUrl = `postgres://postgres@127.0.0.1:${bouncerPort}/postgres`;
   await waitFor('pgbouncer', async () => {
     const pool = new Pool({ connectionString: bouncerUrl, max: 1 });

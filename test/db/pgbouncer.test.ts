@@ -3,13 +3,14 @@
 // no pgbouncer binary or no server): named statements and the statement_timeout
 // startup parameter fail, as the issue found; DB_PREPARED_STATEMENTS=unnamed
 // works, its statement timeout included.
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../src/db';
 import { query, statement } from '../../src/db/sql';
+import { writePgbouncerConfig } from '../../scripts/lib/pgbouncer';
+import { freePort } from '../../scripts/lib/ports';
 
 const serverUrl = process.env.TEST_RUN_DATABASE_URL;
 const hasBouncer = spawnSync('which', ['pgbouncer']).status === 0;
@@ -26,41 +27,18 @@ let bouncerUrl = '';
 
 beforeAll(async () => {
   if (reason) return;
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port: p } = s.address() as AddressInfo;
-      s.close(() => resolve(p));
-    });
-  });
+  const port = await freePort();
   const server = new URL(serverUrl!);
   const database = server.pathname.slice(1);
   dir = mkdtempSync(path.join(tmpdir(), 'chatsvc-pgbouncer-'));
-  writeFileSync(path.join(dir, 'users.txt'), `"${server.username || 'postgres'}" ""\n`);
-  writeFileSync(
-    path.join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `${database} = host=${server.hostname} port=${server.port || 5432} dbname=${database} user=${server.username || 'postgres'}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      `unix_socket_dir = ${dir}`,
-      'auth_type = trust',
-      `auth_file = ${dir}/users.txt`,
-      'pool_mode = transaction',
-      // One server connection: every client shares it, as under load.
-      'default_pool_size = 1',
-      `logfile = ${dir}/pgbouncer.log`,
-      '',
-    ].join('\n'),
-  );
-  const root = process.getuid?.() === 0;
-  if (root) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
-    for (const file of ['', 'users.txt', 'pgbouncer.ini']) chownSync(path.join(dir, file), uid, gid);
-  }
-  bouncer = spawn('pgbouncer', [...(root ? ['-u', 'postgres'] : []), path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+  const { command, args } = writePgbouncerConfig({
+    dir,
+    listenPort: port,
+    server: { host: server.hostname, port: Number(server.port || 5432), database, user: server.username || 'postgres' },
+    // One server connection: every client shares it, as under load.
+    poolSize: 1,
+  });
+  bouncer = spawn(command, args, { stdio: 'ignore' });
   bouncerUrl = `postgres://${server.username || 'postgres'}@127.0.0.1:${port}/${database}`;
   const deadline = Date.now() + 10_000;
   for (;;) {

@@ -19,7 +19,8 @@ import { openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { hashPassword } from '../../src/services/secrets';
 import { LONG, recordFigures } from '../support/figures';
-import { createPostgresInstance, freePort, type PostgresInstance } from '../support/postgres-instance';
+import { freePort } from '../../scripts/lib/ports';
+import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const root = path.resolve(__dirname, '../..');

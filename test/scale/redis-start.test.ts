@@ -4,9 +4,9 @@
 // a free port (skipped with a message where there is no redis-server binary).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePort } from '../../scripts/lib/ports';
 
 const root = path.resolve(__dirname, '../..');
 const work = mkdtempSync(path.join(tmpdir(), 'redis-start-'));
@@ -21,13 +21,6 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function service(redisPort: number, env: Record<string, string> = {}) {

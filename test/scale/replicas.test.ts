@@ -5,12 +5,12 @@
 // (read-your-writes across instances, positions shared through Redis); a
 // replica that goes away is skipped, never an error.
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { type App, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
 import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
+import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE } from '../support/address-book';
 import { fetchResult, type HttpResult } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
@@ -27,15 +27,6 @@ let database: Database;
 let redis: SharedRedis | undefined;
 const replicas: ReadReplicas[] = [];
 const apps: App[] = [];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   if (!available.ok) return;

@@ -37,7 +37,7 @@
 // fault tests as they run on a machine without PostgreSQL.
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../../scripts/lib/ports';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isAlive } from '../../src/db/embedded';
@@ -367,16 +367,4 @@ class PgliteInstance extends InstanceBase implements PostgresInstance {
     this.child = null;
   }
 
-}
-
-/** A port free on 127.0.0.1 now (the instance keeps it across restarts). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
