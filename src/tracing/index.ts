@@ -39,8 +39,6 @@ export interface Tracing {
 /** Probes and scrapes: traced, they would drown the requests of clients. */
 const UNTRACED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-export { activeTracer } from './active';
-
 /** Starts tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set (call before the database opens). */
 export function startTracingFromConfig(config: Config): Tracing | undefined {
   const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT;
