@@ -80,6 +80,8 @@ describe('configuration', () => {
     ['MIGRATE_ON_START', 'maybe'],
     ['LOG_LEVEL', 'loud'],
     ['NODE_ENV', 'staging'],
+    ['HEAP_GROWING_PERCENT', '-1'],
+    ['HEAP_GROWING_PERCENT', '1.5'],
   ])('%s=%s is refused with a message naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));
