@@ -14,9 +14,9 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
-import pino from 'pino';
 import { createApp } from '../src/app';
 import { openDatabase } from '../src/db';
+import { logDestination } from '../src/http/observability';
 import { hashPassword } from '../src/services/secrets';
 import { GRAPHQL_LOOKUP } from './harness';
 
@@ -41,8 +41,8 @@ async function main() {
     database,
     secretsKey: randomBytes(32),
     rateLimit: false,
-    // The destination main uses (asynchronous pino writes), to /dev/null.
-    logger: { level: 'info', stream: pino.destination({ dest: '/dev/null', sync: false }) },
+    // The destination main uses (asynchronous, batched pino writes), to /dev/null.
+    logger: { level: 'info', stream: logDestination('/dev/null') },
   });
   const { services } = app;
   const { application } = await services.applications.create('cpu');

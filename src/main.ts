@@ -6,7 +6,7 @@ import { appOptionsFromConfig, createApp } from './app';
 import { ConfigError, loadConfig, resolveSecretsKey } from './config';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
-import { LOG_REDACT } from './http/observability';
+import { LOG_REDACT, logDestination } from './http/observability';
 import type { SharedRedis } from './scale/redis';
 import { ReadReplicas } from './scale/replicas';
 import { traceLogFields } from './tracing/spans';
@@ -76,10 +76,17 @@ async function main(): Promise<void> {
   await reads?.start();
   // The explorer opens with the demo user's token once the demo is prepared.
   let explorerHeaders: Record<string, string> = {};
-  // Asynchronous log writes (lines written while a write is in flight go out
-  // together in the next one): a synchronous write per line cost a
-  // quarter of the CPU under load (BENCHMARKS.md). Flushed on the way out.
-  const logStream = pino.destination({ dest: 1, sync: false });
+  // Asynchronous, batched log writes (logDestination): a write per line cost
+  // a third of a lookup's CPU under load (BENCHMARKS.md). Whatever is still
+  // buffered goes out when the process exits, however it exits.
+  const logStream = logDestination();
+  process.on('exit', () => {
+    try {
+      logStream.flushSync();
+    } catch {
+      // Not open yet, or stdout is gone: nothing more can be written.
+    }
+  });
   const app = await createApp({
     database,
     ...appOptions,
@@ -116,7 +123,6 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     setTimeout(() => {
       log.error('shutdown timed out');
-      logStream.flushSync();
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
     app
@@ -126,10 +132,7 @@ async function main(): Promise<void> {
       .then(() => database.close())
       .then(() => tracing?.shutdown())
       .then(
-        () => {
-          logStream.flushSync();
-          process.exit(0);
-        },
+        () => process.exit(0),
         (error: unknown) => {
           log.error({ err: error }, 'shutdown failed');
           process.exit(1);
@@ -141,6 +144,8 @@ async function main(): Promise<void> {
 
   const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
   log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
+  // Supervisors and scripts wait for this line: out now, not with the next batch.
+  logStream.flushSync();
 
   const { port } = app.fastify.server.address() as { port: number };
   const base = `${config.TLS_CERT_FILE ? 'https' : 'http'}://localhost:${port}`;

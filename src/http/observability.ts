@@ -8,6 +8,7 @@ import type { ApolloServerPlugin } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
+import pino from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context';
 
@@ -135,3 +136,20 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
  * reach a log (test/security/secrets.test.ts).
  */
 export const LOG_REDACT = ['req.headers.authorization', 'req.headers["svc-token"]', 'req.headers["qb-token"]'];
+
+/**
+ * How long a log line may wait in the buffer before it is written, at most:
+ * an idle service still shows its last requests within this.
+ */
+export const LOG_FLUSH_MS = 1000;
+
+/**
+ * Where main's log lines go (stdout, or `dest`): written asynchronously and in
+ * batches of at least 4 KiB (about 20 request lines), or every LOG_FLUSH_MS.
+ * A write per line cost 100–300 µs of CPU per request under load, a third of
+ * a REST lookup's (`npm run bench:cpu`, BENCHMARKS.md); batched, about 10 µs.
+ * What is still buffered is written on exit (main: `flushSync`).
+ */
+export function logDestination(dest: number | string = 1): ReturnType<typeof pino.destination> {
+  return pino.destination({ dest, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+}

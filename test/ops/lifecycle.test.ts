@@ -10,6 +10,12 @@ import { ConfigError, loadConfig } from '../../src/config';
 const root = path.resolve(__dirname, '../..');
 const work = mkdtempSync(path.join(tmpdir(), 'lifecycle-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
+// A test that fails half-way leaves no service running (jest would wait for its pipes).
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
+  running.clear();
+});
 
 jest.setTimeout(120_000);
 
@@ -40,6 +46,7 @@ function startProcess(env: Record<string, string>): Started {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
   const started: Started = {
     child,
     dataDir,
@@ -142,4 +149,37 @@ describe('graceful shutdown', () => {
       if (!process.env.TEST_RUN_DATABASE_URL) expect(existsSync(`${started.dataDir}.lock`)).toBe(false);
     },
   );
+});
+
+describe('log lines', () => {
+  // Lines are written in batches (src/http/observability.ts): an idle service
+  // must still show a request within LOG_FLUSH_MS, and a stop must not lose
+  // the lines still in the buffer.
+  test("an idle service writes a request's line within a second or so; a stop writes what is still buffered", async () => {
+    const started = startProcess({});
+    const address = await listeningAddress(started);
+    const lineOf = (requestId: string) => started.stdout.find((line) => line.includes(`"reqId":"${requestId}"`));
+    const ask = (requestId: string) =>
+      fetch(new URL('/graphql', address), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      }).then((response) => expect(response.status).toBe(200));
+
+    await ask('idle-1');
+    const answeredAt = Date.now();
+    while (!lineOf('idle-1') && Date.now() - answeredAt < 5_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(JSON.parse(lineOf('idle-1') ?? '{}')).toMatchObject({ msg: 'request', route: '/graphql', status: 200 });
+    // LOG_FLUSH_MS is 1 s; the rest is slack for a loaded machine.
+    expect(Date.now() - answeredAt).toBeLessThan(3_000);
+
+    await ask('last-1');
+    started.child.kill('SIGTERM');
+    expect(await started.exited).toBe(0);
+    expect(JSON.parse(lineOf('last-1') ?? '{}')).toMatchObject({ msg: 'request', status: 200 });
+    // The stop's own lines come after it, in order.
+    const order = ['"reqId":"last-1"', '"msg":"shutting down"'].map((text) => started.stdout.findIndex((line) => line.includes(text)));
+    expect(order[0]).toBeGreaterThanOrEqual(0);
+    expect(order[1]).toBeGreaterThan(order[0]!);
+  });
 });
