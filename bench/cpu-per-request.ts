@@ -18,7 +18,7 @@ import { createApp } from '../src/app';
 import { openDatabase } from '../src/db';
 import { logDestination } from '../src/http/observability';
 import { hashPassword } from '../src/services/secrets';
-import { GRAPHQL_LOOKUP } from './harness';
+import { GRAPHQL_LOOKUP, median } from './harness';
 
 const { values } = parseArgs({ options: { requests: { type: 'string' }, rounds: { type: 'string' }, only: { type: 'string' } } });
 const REQUESTS = Number(values.requests ?? 4000);
@@ -97,7 +97,6 @@ async function main() {
       results[kind].push((used.user + used.system) / n);
     }
   }
-  const median = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;
   for (const [kind, v] of Object.entries(results)) {
     if (v.length === 0) continue;
     process.stdout.write(`${kind}: median ${median(v).toFixed(0)} µs CPU/request (rounds: ${v.map((x) => x.toFixed(0)).join(', ')})\n`);

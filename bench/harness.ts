@@ -111,7 +111,8 @@ export interface Report {
   warnings: string[];
 }
 
-const median = (values: number[]): number => {
+/** The median of the finite values (NaN when there are none). */
+export const median = (values: number[]): number => {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
   if (sorted.length === 0) return NaN;
   const mid = sorted.length >> 1;

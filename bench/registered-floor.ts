@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { REGISTERED_USERS } from '../src/db/statements/address-book';
 import { PG_TYPES } from '../src/db/types';
+import { median } from './harness';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, requests: { type: 'string' } } });
 const ROUNDS = Number(values.rounds ?? 5);
@@ -27,7 +28,6 @@ const REQUESTS = Number(values.requests ?? 20);
 const server = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
 server.pathname = '/chatsvc_bench';
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 const spread = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
 
 async function main() {
@@ -65,19 +65,13 @@ async function main() {
                         FROM stored_records r
                        WHERE r.id = ANY(ARRAY(SELECT m.user_id FROM address_book_matches m WHERE m.owner_id = $1 AND m.udid = $2))`;
 
-  type Sample = { wall: number; cpu: number; bytes: number };
-  const timed = async (run: () => Promise<number>): Promise<Sample> => {
-    const wall0 = performance.now();
-    const cpu0 = process.cpuUsage();
-    const bytes = await run();
-    const cpu = process.cpuUsage(cpu0);
-    return { wall: performance.now() - wall0, cpu: (cpu.user + cpu.system) / 1000, bytes };
+  // The database's own time for the read, as PostgreSQL reports it.
+  const executionMs = async () => {
+    const plan = await client.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${REGISTERED_USERS.text}`, params);
+    return (plan.rows[0] as { 'QUERY PLAN': [{ 'Execution Time': number }] })['QUERY PLAN'][0]['Execution Time'];
   };
-  const ways = {
-    database: async () => {
-      const plan = await client.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${REGISTERED_USERS.text}`, params);
-      return (plan.rows[0] as { 'QUERY PLAN': [{ 'Execution Time': number }] })['QUERY PLAN'][0]['Execution Time'];
-    },
+  // Whole answers, each returning its size in bytes.
+  const answers = {
     'rows + JSON': async () => {
       const result = await client.query({ name: REGISTERED_USERS.name, text: REGISTERED_USERS.text, values: params });
       return JSON.stringify({ items: result.rows.map((user) => ({ user })) }).length;
@@ -87,28 +81,47 @@ async function main() {
       return `{"items":[${(result.rows[0] as { records: string }).records}]}`.length;
     },
   };
-  const results = Object.fromEntries(Object.keys(ways).map((k) => [k, [] as Sample[]])) as Record<keyof typeof ways, Sample[]>;
-  for (const way of Object.keys(ways) as (keyof typeof ways)[]) for (let i = 0; i < 3; i++) await ways[way](); // warm-up
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = Object.keys(ways) as (keyof typeof ways)[];
-    if (round % 2 === 1) order.reverse();
-    for (const way of order) {
-      const samples: Sample[] = [];
-      for (let i = 0; i < REQUESTS; i++) samples.push(await timed(ways[way]));
-      results[way].push({ wall: median(samples.map((s) => s.wall)), cpu: median(samples.map((s) => s.cpu)), bytes: samples[0]!.bytes });
+  type Answer = keyof typeof answers;
+  type Round = { wall: number; cpu: number; bytes: number };
+  const answerRounds = Object.fromEntries(Object.keys(answers).map((k) => [k, [] as Round[]])) as Record<Answer, Round[]>;
+  const databaseRounds: number[] = [];
+
+  const measureDatabase = async () => {
+    const samples: number[] = [];
+    for (let i = 0; i < REQUESTS; i++) samples.push(await executionMs());
+    databaseRounds.push(median(samples));
+  };
+  const measureAnswer = async (answer: Answer) => {
+    const samples: Round[] = [];
+    for (let i = 0; i < REQUESTS; i++) {
+      const wall0 = performance.now();
+      const cpu0 = process.cpuUsage();
+      const bytes = await answers[answer]();
+      const cpu = process.cpuUsage(cpu0);
+      samples.push({ wall: performance.now() - wall0, cpu: (cpu.user + cpu.system) / 1000, bytes });
     }
+    answerRounds[answer].push({ wall: median(samples.map((s) => s.wall)), cpu: median(samples.map((s) => s.cpu)), bytes: samples[0]!.bytes });
+  };
+  const measures = [measureDatabase, ...(Object.keys(answers) as Answer[]).map((answer) => () => measureAnswer(answer))];
+
+  // Warm-up, not counted.
+  for (let i = 0; i < 3; i++) {
+    await executionMs();
+    for (const answer of Object.keys(answers) as Answer[]) await answers[answer]();
   }
-  const databaseMs = results.database.map((s) => s.bytes);
-  console.log(`database: PostgreSQL executes the read in ${median(databaseMs).toFixed(1)} ms (rounds ${spread(databaseMs)})`);
-  for (const way of ['rows + JSON', 'stored JSON'] as const) {
-    const walls = results[way].map((s) => s.wall);
-    const cpus = results[way].map((s) => s.cpu);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const measure of round % 2 === 0 ? measures : [...measures].reverse()) await measure();
+  }
+  console.log(`database: PostgreSQL executes the read in ${median(databaseRounds).toFixed(1)} ms (rounds ${spread(databaseRounds)})`);
+  for (const answer of Object.keys(answers) as Answer[]) {
+    const walls = answerRounds[answer].map((s) => s.wall);
+    const cpus = answerRounds[answer].map((s) => s.cpu);
     console.log(
-      `${way}: ${median(walls).toFixed(1)} ms per answer (rounds ${spread(walls)}), of which Node's CPU ${median(cpus).toFixed(1)} ms (${spread(cpus)}); ${results[way][0]!.bytes} bytes`,
+      `${answer}: ${median(walls).toFixed(1)} ms per answer (rounds ${spread(walls)}), of which Node's CPU ${median(cpus).toFixed(1)} ms (${spread(cpus)}); ${answerRounds[answer][0]!.bytes} bytes`,
     );
   }
   // Little's law: 4 requests in flight, each needing this much of 2 cores.
-  const floor = (2 * median(databaseMs)).toFixed(0);
+  const floor = (2 * median(databaseRounds)).toFixed(0);
   console.log(`at 4 requests in flight on 2 cores, the database's share alone keeps the p50 at or above ~${floor} ms`);
   await client.end();
 }
