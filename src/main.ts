@@ -77,8 +77,9 @@ async function main(): Promise<void> {
   // The explorer opens with the demo user's token once the demo is prepared.
   let explorerHeaders: Record<string, string> = {};
   // Asynchronous, batched log writes (logDestination): a write per line cost
-  // a third of a lookup's CPU under load (BENCHMARKS.md). Whatever is still
-  // buffered goes out when the process exits, however it exits.
+  // a fifth of a lookup's CPU and more under load (BENCHMARKS.md). Whatever is
+  // still buffered goes out on every exit Node runs handlers for (a stop, a
+  // failed start, an uncaught error); a SIGKILL loses at most LOG_FLUSH_MS of lines.
   const logStream = logDestination();
   process.on('exit', () => {
     try {

@@ -146,9 +146,10 @@ export const LOG_FLUSH_MS = 1000;
 /**
  * Where main's log lines go (stdout, or `dest`): written asynchronously and in
  * batches of at least 4 KiB (about 20 request lines), or every LOG_FLUSH_MS.
- * A write per line cost 100–300 µs of CPU per request under load, a third of
- * a REST lookup's (`npm run bench:cpu`, BENCHMARKS.md); batched, about 10 µs.
- * What is still buffered is written on exit (main: `flushSync`).
+ * A write per line cost about a fifth of a lookup's CPU in process (REST
+ * 738 → 579 µs per request batched, `npm run bench:cpu`) and more across a pipe
+ * (BENCHMARKS.md, session 6). What is still buffered is written on exit
+ * (main: `flushSync`).
  */
 export function logDestination(dest: number | string = 1): ReturnType<typeof pino.destination> {
   return pino.destination({ dest, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
