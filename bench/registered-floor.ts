@@ -23,8 +23,14 @@ import { PG_TYPES } from '../src/db/types';
 import { median } from './harness';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, requests: { type: 'string' } } });
-const ROUNDS = Number(values.rounds ?? 5);
-const REQUESTS = Number(values.requests ?? 20);
+const count = (name: string, text: string | undefined, fallback: number) => {
+  const value = Number(text ?? fallback);
+  if (Number.isInteger(value) && value >= 1) return value;
+  process.stderr.write(`--${name} must be a whole number of at least 1, not ${text}\n`);
+  process.exit(2);
+};
+const ROUNDS = count('rounds', values.rounds, 5);
+const REQUESTS = count('requests', values.requests, 20);
 const server = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
 server.pathname = '/chatsvc_bench';
 
