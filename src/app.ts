@@ -16,6 +16,7 @@ import { compiledExecution, type ExecutionStats } from './graphql/execute';
 import { graphqlArmor, parseOptions } from './graphql/limits';
 import { buildSchema } from './graphql/schema';
 import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
+import { type CachingOptions, registerCaching, sendUnstored } from './http/caching';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
@@ -82,6 +83,8 @@ export interface AppOptions {
   revocation?: boolean;
   /** Read replicas (DATABASE_READ_URL), opened and closed by the caller. */
   reads?: ReadReplicas;
+  /** How long caches may keep answers (default: callers' answers never, public documents 300 s). */
+  caching?: CachingOptions;
 }
 
 /** The options the configuration decides (main adds the logger and the explorer's headers). */
@@ -111,6 +114,7 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
     },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
+    caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
   };
 }
 
@@ -207,6 +211,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // included (a browser could not read it otherwise). Then, before the routes,
   // the rate limits: a client over its budget costs one counter lookup.
   await registerSecurity(fastify, { ...options.security, sessionTokenHeaders });
+  // Every answer private unless its route says otherwise (src/http/caching.ts).
+  registerCaching(fastify, { ...options.caching, sessionTokenHeaders });
   if (options.rateLimit) {
     await registerRateLimits(fastify, { redis: options.redis, metrics, ...options.rateLimit }, sessionTokenHeaders);
   }
@@ -305,16 +311,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
 
   registerRestRoutes(fastify, schema, contextOf);
-  registerOpenApi(fastify);
+  registerOpenApi(fastify, sessionTokenHeaders);
   registerExplorer(fastify, { ...(options.explorer ?? { enabled: true }), requestHeaders: trusted.explorerHeaders });
   registerSchemaEndpoint(fastify, options.schemaEndpoint ?? true);
 
-  fastify.get('/healthz', async () => ({ status: 'ok' }));
+  // Probes report this instance now: a cached answer would report another moment.
+  fastify.get('/healthz', async (_request, reply) => sendUnstored(reply, { status: 'ok' }));
   fastify.get('/readyz', async (request, reply) => {
     const readiness = await database.readiness();
-    if (readiness.ready) return reply.send({ status: 'ready' });
+    if (readiness.ready) return sendUnstored(reply, { status: 'ready' });
     if (readiness.cause !== undefined) request.log.warn({ err: readiness.cause }, 'not ready');
-    return reply.code(503).send({ status: 'unavailable', reason: readiness.reason });
+    return sendUnstored(reply.code(503), { status: 'unavailable', reason: readiness.reason });
   });
 
   return {

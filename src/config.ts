@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 
 const flag = z
@@ -113,6 +114,13 @@ const schema = z.object({
       message: 'must not name Authorization, On-Behalf-Of, Content-Type or Host',
     })
     .default(['svc-token', 'qb-token']),
+  /**
+   * How long a caller's browser may keep their successful GET answers
+   * (`private, max-age=N`); 0: `private, no-store`. No shared cache may keep them either way.
+   */
+  CACHE_PRIVATE_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(0),
+  /** How long any cache may keep the public documents (schema, OpenAPI, explorer) before revalidating them by ETag. */
+  CACHE_PUBLIC_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_PUBLIC_MAX_AGE_SECONDS),
   /** How far (seconds) a session request's signed timestamp may be from the server's clock. */
   SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(3_600),
   /** Failed password attempts allowed per login, and per client address, in LOGIN_FAILURE_WINDOW_MS. */

@@ -25,6 +25,17 @@ type HeaderValue = string | string[] | undefined;
 export const DEFAULT_SESSION_TOKEN_HEADERS = ['svc-token', 'qb-token'] as const;
 
 /**
+ * Every request header whose value can change who the caller is: the
+ * session-token headers, Authorization, On-Behalf-Of — what credentialsFromHeaders
+ * reads. Caching (Vary), CORS and CSRF prevention name them from here.
+ */
+export const credentialHeaders = (tokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS): string[] => [
+  ...tokenHeaders,
+  'authorization',
+  'on-behalf-of',
+];
+
+/**
  * Reads the credential headers. A header sent twice counts as its first value;
  * two different session-token headers at once are reported (a 400, like a
  * token and an API key together).

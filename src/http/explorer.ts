@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { GraphiQLOptions } from 'graphql-yoga';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type PublicDocument, publicDocument, sendDocument, sendUnstored } from './caching';
 
 export interface ExplorerOptions {
   /** Serve the explorer page. */
@@ -98,34 +99,53 @@ mutation UploadAddressBook($contacts: [ContactInput!]!, $udid: String, $force: B
 ];
 
 interface Page {
-  html: string;
   headers: Record<string, string>;
+  /** The page at /playground, and at /graphql (where Accept and Sec-Fetch-Mode chose it). */
+  atPlayground: PublicDocument;
+  atGraphql: PublicDocument;
+  /** It holds default headers (the demo user's token): no cache may keep it. */
+  holdsCredentials: boolean;
 }
+
+const PAGE_TYPE = 'text/html; charset=utf-8';
 
 export function registerExplorer(fastify: FastifyInstance, options: ExplorerOptions): void {
   let cached: { key: string; page: Page } | undefined;
   const page = (): Page => {
     const headers = options.defaultHeaders?.() ?? {};
     const key = Object.keys(headers).length === 0 ? '' : JSON.stringify(headers, null, 2);
-    if (cached?.key !== key) cached = { key, page: renderPage(key, options.requestHeaders ?? {}) };
+    if (cached?.key !== key) {
+      const { html, headers: pageHeaders } = renderPage(key, options.requestHeaders ?? {});
+      cached = {
+        key,
+        page: {
+          headers: pageHeaders,
+          atPlayground: publicDocument(html, PAGE_TYPE),
+          atGraphql: publicDocument(html, PAGE_TYPE, ['Accept', 'Sec-Fetch-Mode']),
+          holdsCredentials: key !== '',
+        },
+      };
+    }
     return cached.page;
   };
-  const send = (reply: FastifyReply, vary: boolean): FastifyReply => {
-    const { html, headers } = page();
-    reply.code(200).headers(headers).type('text/html; charset=utf-8');
-    if (vary) reply.header('vary', 'Accept');
-    return reply.send(html);
+  const send = (request: FastifyRequest, reply: FastifyReply, atGraphql: boolean): FastifyReply => {
+    const current = page();
+    const document = atGraphql ? current.atGraphql : current.atPlayground;
+    reply.headers(current.headers);
+    if (!current.holdsCredentials) return sendDocument(request, reply, document);
+    if (document.vary) reply.header('vary', document.vary.join(', '));
+    return sendUnstored(reply.code(200).type(PAGE_TYPE), document.body);
   };
 
   if (options.enabled) {
-    fastify.get(EXPLORER_PATH, async (_request, reply) => send(reply, false));
+    fastify.get(EXPLORER_PATH, async (request, reply) => send(request, reply, false));
   }
   // Registered on the root instance, so it runs for Apollo's GET /graphql route
   // (fastifyApollo registers it there, and hooks are attached at ready).
   fastify.addHook('onRequest', async (request, reply) => {
     if (!isPageRequest(request)) return;
     if (!options.enabled) return reply.callNotFound();
-    return send(reply, true);
+    return send(request, reply, true);
   });
 }
 
@@ -169,7 +189,7 @@ function loadRenderer(): RenderGraphiQL {
   return renderer;
 }
 
-function renderPage(headersJson: string, requestHeaders: Record<string, string>): Page {
+function renderPage(headersJson: string, requestHeaders: Record<string, string>): { html: string; headers: Record<string, string> } {
   const graphiql: GraphiQLOptions = {
     title: 'Chat/user service GraphiQL',
     endpoint: GRAPHQL_PATH,
@@ -246,8 +266,6 @@ function securityHeaders(html: string): Record<string, string> {
     'x-content-type-options': 'nosniff',
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
-    // The page may hold a session token (the demo's default headers).
-    'cache-control': 'no-store',
   };
 }
 

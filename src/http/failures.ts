@@ -159,7 +159,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
           : [400, 'Malformed HTTP request'];
     const body = JSON.stringify({ errors: [message] });
     socket.write(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nCache-Control: no-store\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   }

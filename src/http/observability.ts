@@ -11,6 +11,7 @@ import type { Pool } from 'pg';
 import pino from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context';
+import { sendUnstored } from './caching';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -124,7 +125,7 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
 
   if (options.metrics) {
     fastify.get('/metrics', async (_request, reply) =>
-      reply.header('content-type', registry.contentType).send(await registry.metrics()),
+      sendUnstored(reply.header('content-type', registry.contentType), await registry.metrics()),
     );
   }
   return registry;

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { publicDocument, sendDocument } from './caching';
 
 export const SCHEMA_ARTIFACT = path.resolve(__dirname, '../__generated__/schema.graphql');
 export const SCHEMA_PATH = '/schema.graphql';
@@ -16,12 +17,7 @@ export const SCHEMA_PATH = '/schema.graphql';
 export function registerSchemaEndpoint(fastify: FastifyInstance, enabled: boolean): void {
   if (!enabled) return;
   // Read at start: a missing artifact stops the service rather than failing a client later.
-  const sdl = readFileSync(SCHEMA_ARTIFACT, 'utf8');
-  fastify.get(SCHEMA_PATH, async (_request, reply) =>
-    reply
-      .type('text/plain; charset=utf-8')
-      // Clients may keep it, but ask again: it changes with each deploy.
-      .header('cache-control', 'no-cache')
-      .send(sdl),
-  );
+  // The same for every caller until the next deploy: caches keep it, then revalidate it by its ETag.
+  const document = publicDocument(readFileSync(SCHEMA_ARTIFACT, 'utf8'), 'text/plain; charset=utf-8');
+  fastify.get(SCHEMA_PATH, async (request, reply) => sendDocument(request, reply, document));
 }

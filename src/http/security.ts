@@ -7,6 +7,7 @@ import cors from '@fastify/cors';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { FastifyInstance } from 'fastify';
+import { credentialHeaders } from '../context';
 
 export interface SecurityOptions {
   /** Origins allowed to call the API from a browser; '*' for any; empty or undefined: no CORS. */
@@ -15,11 +16,9 @@ export interface SecurityOptions {
   sessionTokenHeaders?: readonly string[];
 }
 
-/** Request headers a browser client may send cross-origin, besides the session-token ones. */
+/** Request headers a browser client may send cross-origin, besides the credential ones. */
 const CORS_REQUEST_HEADERS = [
   'content-type',
-  'authorization',
-  'on-behalf-of',
   'x-request-id',
   // Apollo's CSRF prevention asks GET and form requests for one of these.
   'apollo-require-preflight',
@@ -39,9 +38,7 @@ const CORS_REQUEST_HEADERS = [
 export const csrfPreflightHeaders = (sessionTokenHeaders: readonly string[]): string[] => [
   'apollo-require-preflight',
   'x-apollo-operation-name',
-  ...sessionTokenHeaders,
-  'authorization',
-  'on-behalf-of',
+  ...credentialHeaders(sessionTokenHeaders),
 ];
 
 export async function registerSecurity(fastify: FastifyInstance, options: SecurityOptions): Promise<void> {
@@ -65,7 +62,7 @@ export async function registerSecurity(fastify: FastifyInstance, options: Securi
   await fastify.register(cors, {
     origin: origins === '*' ? '*' : [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'],
-    allowedHeaders: [...new Set([...(options.sessionTokenHeaders ?? ['svc-token', 'qb-token']), ...CORS_REQUEST_HEADERS])],
+    allowedHeaders: [...new Set([...credentialHeaders(options.sessionTokenHeaders), ...CORS_REQUEST_HEADERS])],
     // QB-Token-ExpirationDate: the SDKs renew sessions by it.
     // RateLimit-*: where the client's budget stands (src/http/rate-limit.ts).
     exposedHeaders: ['retry-after', 'x-request-id', 'qb-token-expirationdate', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],

@@ -5,8 +5,10 @@
 // described and shaped as the error table says. test/rest/openapi.test.ts
 // drives every documented status of every route and validates the bodies.
 import type { FastifyInstance } from 'fastify';
+import { credentialHeaders, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { ERRORS, type ErrorCode, MESSAGES } from '../errors';
-import { componentSchemas, json, type OpenApiDocument, type Operation, type Response, ref, type Schema, type SecurityRequirement, type SecurityScheme } from './openapi-schema';
+import { PRIVATE_NO_STORE, publicDocument, sendDocument } from '../http/caching';
+import { componentSchemas, type Header, json, type OpenApiDocument, type Operation, type Response, ref, type Schema, type SecurityRequirement, type SecurityScheme } from './openapi-schema';
 import { type Callers, REST_ROUTES, type RestRoute } from './routes';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
 
@@ -105,11 +107,36 @@ const expiryHeader = {
   },
 } as const;
 
-function operationOf(route: RestRoute): Operation {
+/**
+ * Every answer of a REST path depends on the caller (src/http/caching.ts): no
+ * shared cache may keep it. Only a successful GET may sit in the caller's own
+ * cache, and only when CACHE_PRIVATE_MAX_AGE_S allows it.
+ */
+function cachingHeaders(sessionTokenHeaders: readonly string[], browserMayKeep: boolean): Record<string, Header> {
+  const vary = credentialHeaders(sessionTokenHeaders).join(', ');
+  return {
+    'Cache-Control': browserMayKeep
+      ? {
+          description: `\`${PRIVATE_NO_STORE}\`, or \`private, max-age=N\` when CACHE_PRIVATE_MAX_AGE_S is N: the caller's own cache may keep it that long, no shared cache may.`,
+          schema: { type: 'string', pattern: '^private, (no-store|max-age=[0-9]+)$' },
+        }
+      : { description: 'The answer depends on the credentials: no cache may keep it.', schema: { type: 'string', const: PRIVATE_NO_STORE } },
+    Vary: {
+      description: `Names the credential headers (\`${vary}\`; with CORS on, \`Origin\` too): a cache must not reuse the answer for a request with other credentials.`,
+      schema: { type: 'string' },
+    },
+  };
+}
+
+function operationOf(route: RestRoute, sessionTokenHeaders: readonly string[]): Operation {
   const { doc } = route;
   const responses: Record<string, Response> = {};
+  const errorHeaders = cachingHeaders(sessionTokenHeaders, false);
   // Every route either takes a session token or creates a session.
-  const success: Response = { description: doc.success.description, headers: { ...expiryHeader } };
+  const success: Response = {
+    description: doc.success.description,
+    headers: { ...expiryHeader, ...cachingHeaders(sessionTokenHeaders, route.method === 'GET') },
+  };
   if (doc.success.schema) success.content = json(doc.success.schema);
   responses[String(doc.success.status)] = success;
   const byStatus = new Map<number, ErrorCode[]>();
@@ -117,7 +144,10 @@ function operationOf(route: RestRoute): Operation {
   for (const [status, codes] of byStatus) {
     responses[String(status)] = {
       description: codes.map(describe).join(' '),
-      ...(status === 429 ? { headers: { 'Retry-After': { description: 'Seconds until the budget allows the request.', schema: { type: 'integer', minimum: 1 } } } } : {}),
+      headers: {
+        ...(status === 429 ? { 'Retry-After': { description: 'Seconds until the budget allows the request.', schema: { type: 'integer', minimum: 1 } } } : {}),
+        ...errorHeaders,
+      },
       content: json(errorSchema(route, codes)),
     };
   }
@@ -133,11 +163,14 @@ function operationOf(route: RestRoute): Operation {
   };
 }
 
-export function buildOpenApiDocument(routes: readonly RestRoute[] = REST_ROUTES): OpenApiDocument {
+export function buildOpenApiDocument(
+  routes: readonly RestRoute[] = REST_ROUTES,
+  sessionTokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS,
+): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const route of routes) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'delete';
-    paths[route.path] = { ...paths[route.path], [method]: operationOf(route) };
+    paths[route.path] = { ...paths[route.path], [method]: operationOf(route, sessionTokenHeaders) };
   }
   return {
     openapi: '3.1.0',
@@ -153,7 +186,7 @@ export function buildOpenApiDocument(routes: readonly RestRoute[] = REST_ROUTES)
   };
 }
 
-export function registerOpenApi(fastify: FastifyInstance): void {
-  const body = JSON.stringify(buildOpenApiDocument());
-  fastify.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+export function registerOpenApi(fastify: FastifyInstance, sessionTokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS): void {
+  const document = publicDocument(JSON.stringify(buildOpenApiDocument(REST_ROUTES, sessionTokenHeaders)), 'application/json; charset=utf-8');
+  fastify.get('/openapi.json', async (request, reply) => sendDocument(request, reply, document));
 }

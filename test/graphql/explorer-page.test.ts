@@ -99,7 +99,8 @@ describe('GET /playground', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('x-frame-options')).toBe('DENY');
-    expect(res.headers.get('cache-control')).toBe('no-store');
+    // Without default headers it holds no credential: the same page for everyone (test/security/cache-headers.test.ts).
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
   });
 
@@ -185,6 +186,9 @@ describe('explorer options', () => {
       const second = await get('/playground');
       expect(JSON.parse(pageOptions(second.text).headers)).toEqual({ 'SVC-Token': 'second-token' });
       expect(second.text.includes('first-token')).toBe(false);
+      // A page holding a token is kept by no cache.
+      expect([first.headers.get('cache-control'), second.headers.get('cache-control')]).toEqual(['no-store', 'no-store']);
+      expect(second.headers.get('etag')).toBeNull();
     } finally {
       await app.close();
     }

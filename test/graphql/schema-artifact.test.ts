@@ -33,7 +33,9 @@ test('GET /schema.graphql serves the artifact as text', async () => {
   const res = await fetchResult(`${baseUrl}/schema.graphql`, {});
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
-  expect(res.headers.get('cache-control')).toBe('no-cache');
+  // The same for every caller until the next deploy (src/http/caching.ts).
+  expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+  expect(res.headers.get('etag')).toMatch(/^"[\w-]+"$/);
   expect(res.text).toBe(artifact);
 });
 

@@ -265,6 +265,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -282,6 +286,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -291,6 +299,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -300,6 +312,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). WRONG_PERMISSIONS: The spec's WrongPermissions: a delete the caller may not make ("WrongPermissions"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -309,6 +325,10 @@ export interface operations {
             /** @description NOT_FOUND: No such record, or no route for this path and method. */
             404: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -318,6 +338,10 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -327,6 +351,10 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: A body of another type than JSON or form-encoded. */
             415: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -336,6 +364,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -347,6 +379,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -356,6 +392,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -365,6 +405,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -394,6 +438,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description `private, no-store`, or `private, max-age=N` when CACHE_PRIVATE_MAX_AGE_S is N: the caller's own cache may keep it that long, no shared cache may. */
+                    "Cache-Control"?: string;
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -411,6 +459,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -420,6 +472,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -429,6 +485,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -438,6 +498,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -449,6 +513,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -458,6 +526,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -467,6 +539,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -492,6 +568,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description `private, no-store`, or `private, max-age=N` when CACHE_PRIVATE_MAX_AGE_S is N: the caller's own cache may keep it that long, no shared cache may. */
+                    "Cache-Control"?: string;
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -501,6 +581,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -510,6 +594,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -519,6 +607,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -528,6 +620,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -539,6 +635,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -548,6 +648,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -557,6 +661,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -600,6 +708,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -620,6 +732,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -629,6 +745,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -638,6 +758,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -647,6 +771,10 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -656,6 +784,10 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: A body of another type than JSON or form-encoded. */
             415: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -665,6 +797,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -676,6 +812,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -685,6 +825,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -694,6 +838,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -719,6 +867,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description `private, no-store`, or `private, max-age=N` when CACHE_PRIVATE_MAX_AGE_S is N: the caller's own cache may keep it that long, no shared cache may. */
+                    "Cache-Control"?: string;
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -730,6 +882,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -739,6 +895,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -748,6 +908,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -757,6 +921,10 @@ export interface operations {
             /** @description NOT_FOUND: No such record, or no route for this path and method. */
             404: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -769,6 +937,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -780,6 +952,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -792,6 +968,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -804,6 +984,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -829,6 +1013,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description `private, no-store`, or `private, max-age=N` when CACHE_PRIVATE_MAX_AGE_S is N: the caller's own cache may keep it that long, no shared cache may. */
+                    "Cache-Control"?: string;
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -840,6 +1028,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -849,6 +1041,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -858,6 +1054,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -869,6 +1069,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -881,6 +1085,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -893,6 +1101,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -947,6 +1159,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -958,6 +1174,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -967,6 +1187,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -976,6 +1200,10 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -988,6 +1216,10 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: A body of another type than JSON or form-encoded. */
             415: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1000,6 +1232,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. UNKNOWN_APPLICATION: Session request: no application with this id and auth key (QuickBlox answers 422 too) ("Unknown application or auth key"). INVALID_SIGNATURE: Session request: the signature is not the HMAC of the parameters under the auth secret ("Unexpected signature"). TIMESTAMP_OUT_OF_WINDOW: Session request: the signed timestamp is too far from the server's clock. NONCE_REUSED: Session request: this timestamp and nonce were already used (a replay) ("Unexpected nonce: this timestamp and nonce were already used"). */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1011,6 +1247,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1023,6 +1263,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1035,6 +1279,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1060,6 +1308,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1067,6 +1319,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1076,6 +1332,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1085,6 +1345,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1094,6 +1358,10 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1106,6 +1374,10 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: A body of another type than JSON or form-encoded. */
             415: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1120,6 +1392,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1132,6 +1408,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1144,6 +1424,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1182,6 +1466,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1193,6 +1481,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1202,6 +1494,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1211,6 +1507,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1220,6 +1520,10 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1232,6 +1536,10 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: A body of another type than JSON or form-encoded. */
             415: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,6 +1552,10 @@ export interface operations {
             /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
             422: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1255,6 +1567,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1267,6 +1583,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1279,6 +1599,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1304,6 +1628,10 @@ export interface operations {
                 headers: {
                     /** @description When the session of the request's token now expires, in QuickBlox's form (e.g. "2026-11-23 20:00:00 UTC"); present when the request used a session token, or created a session. */
                     "QB-Token-ExpirationDate"?: string;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1311,6 +1639,10 @@ export interface operations {
             /** @description BAD_REQUEST: Malformed request: an unreadable body or path, conflicting credential headers ("Send either SVC-Token or Authorization, not both", "Send one session token header (SVC-Token or QB-Token), not several", "On-Behalf-Of is accepted only with Authorization: ApiKey", "Malformed request body: invalid JSON", "Malformed request path"). */
             400: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1320,6 +1652,10 @@ export interface operations {
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1329,6 +1665,10 @@ export interface operations {
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1338,6 +1678,10 @@ export interface operations {
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1350,6 +1694,10 @@ export interface operations {
             /** @description UNSUPPORTED_MEDIA_TYPE: A body of another type than JSON or form-encoded. */
             415: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1364,6 +1712,10 @@ export interface operations {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
                     "Retry-After"?: number;
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1376,6 +1728,10 @@ export interface operations {
             /** @description INTERNAL_SERVER_ERROR: Anything unexpected (a bug); details only in the service's log ("Internal server error"). */
             500: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1388,6 +1744,10 @@ export interface operations {
             /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content: {
