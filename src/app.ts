@@ -21,6 +21,7 @@ import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
 import { registerSchemaEndpoint } from './http/schema-endpoint';
+import { clientErrorHandler, DEFAULT_TIMEOUTS, registerBodyTimeouts, serverTimeouts, type TimeoutOptions } from './http/timeouts';
 import { csrfPreflightHeaders, registerSecurity, type SecurityOptions } from './http/security';
 import { registerOpenApi } from './rest/openapi';
 import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
@@ -85,6 +86,8 @@ export interface AppOptions {
   reads?: ReadReplicas;
   /** How long caches may keep answers (default: callers' answers never, public documents 300 s). */
   caching?: CachingOptions;
+  /** Bounds on each phase of a connection (src/http/timeouts.ts; default DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<TimeoutOptions>;
 }
 
 /** The options the configuration decides (main adds the logger and the explorer's headers). */
@@ -115,6 +118,12 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
     caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
+    timeouts: {
+      headersMs: config.HEADERS_TIMEOUT_MS,
+      bodyIdleMs: config.BODY_IDLE_TIMEOUT_MS,
+      requestMs: config.REQUEST_TIMEOUT_MS,
+      keepAliveMs: config.KEEP_ALIVE_TIMEOUT_MS,
+    },
   };
 }
 
@@ -149,6 +158,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     ));
 
   const failures = failureHandling(styleOfPath);
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const { server: serverBounds, ...fastifyBounds } = serverTimeouts(timeouts);
   const fastify = Fastify({
     logger: options.logger ?? false,
     // registerObservability logs one line per request instead of fastify's two.
@@ -161,8 +172,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     bodyLimit: 2 * 1024 * 1024,
     routerOptions: { maxParamLength: MAX_URL_BYTES },
     ...(options.https
-      ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES } }
-      : { http: { maxHeaderSize: MAX_URL_BYTES } }),
+      ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }
+      : { http: { maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }),
+    ...fastifyBounds,
     // While closing, requests on kept-alive connections get the 503 of the
     // onRequest hook below, in the route's shape, not Fastify's own body.
     return503OnClosing: false,
@@ -171,7 +183,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Requests Node's HTTP parser refuses (headers over maxHeaderSize,
     // malformed HTTP) never reach a route; a path that is not valid
     // percent-encoding fails before routing: src/http/failures.ts answers both.
-    clientErrorHandler: failures.clientErrorHandler,
+    // A request whose body is still arriving when Node's whole-request bound
+    // fires is answered by its route (src/http/timeouts.ts).
+    clientErrorHandler: clientErrorHandler(failures.clientErrorHandler),
     frameworkErrors: failures.frameworkErrors,
   });
 
@@ -192,6 +206,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   await fastify.register(formbody);
 
   failures.register(fastify);
+  registerBodyTimeouts(fastify, timeouts);
 
   let closing = false;
   fastify.addHook('onRequest', async (_request, reply) => {

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
+import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 
 const flag = z
@@ -115,6 +116,16 @@ const schema = z.object({
     })
     .default(['svc-token', 'qb-token']),
   /**
+   * Bounds on each phase of a connection (src/http/timeouts.ts): the request
+   * line and headers, a silence within a body, the whole request (headers and
+   * body) from its first byte, and an idle kept-alive connection. Past the
+   * first three the request is answered 408 and the connection closed.
+   */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.headersMs),
+  BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.bodyIdleMs),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.requestMs),
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.keepAliveMs),
+  /**
    * How long a caller's browser may keep their successful GET answers
    * (`private, max-age=N`); 0: `private, no-store`. No shared cache may keep them either way.
    */
@@ -154,6 +165,9 @@ const schema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   /** service.name of the spans. */
   OTEL_SERVICE_NAME: z.string().min(1).default('chat-user-service'),
+}).refine((env) => env.HEADERS_TIMEOUT_MS <= env.REQUEST_TIMEOUT_MS, {
+  path: ['HEADERS_TIMEOUT_MS'],
+  message: 'must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request',
 }).refine((env) => env.DATABASE_READ_URL === undefined || env.DATABASE_URL !== undefined, {
   path: ['DATABASE_READ_URL'],
   message: 'needs DATABASE_URL: replicas are of a PostgreSQL server, not of the embedded database',

@@ -155,7 +155,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: unknown }
       error.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request line and headers too large']
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? [408, 'Request timeout']
+          ? [408, MESSAGES.requestTimeout]
           : [400, 'Malformed HTTP request'];
     const body = JSON.stringify({ errors: [message] });
     socket.write(

@@ -28,8 +28,9 @@ const CREDENTIAL_ERRORS: Record<Callers, ErrorCode[]> = {
 /** Every code a route can answer, in the error table's order. */
 export function errorsOf(route: RestRoute): ErrorCode[] {
   const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...CREDENTIAL_ERRORS[route.doc.callers], ...route.doc.errors]);
-  // A body is read (and can be unreadable, too large or of another type) on every method but GET.
-  if (route.method !== 'GET') ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach((c) => codes.add(c as ErrorCode));
+  // A body is read (and can be unreadable, too large, of another type, or too
+  // slow to arrive) on every method but GET.
+  if (route.method !== 'GET') ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'REQUEST_TIMEOUT'].forEach((c) => codes.add(c as ErrorCode));
   // `{name}.json` paths: without the suffix the path is not one of ours.
   if (route.url.endsWith(':file')) codes.add('NOT_FOUND');
   return (Object.keys(ERRORS) as ErrorCode[]).filter((code) => codes.has(code));
@@ -78,6 +79,7 @@ const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
   UNKNOWN_APPLICATION: [MESSAGES.unknownApplication],
   INVALID_SIGNATURE: [MESSAGES.invalidSignature],
   NONCE_REUSED: [MESSAGES.nonceReused],
+  REQUEST_TIMEOUT: [MESSAGES.requestTimeout],
   INTERNAL_SERVER_ERROR: [MESSAGES.internal],
   SERVICE_UNAVAILABLE: [MESSAGES.databaseUnavailable, MESSAGES.shuttingDown],
   DATABASE_BUSY: [MESSAGES.conflict],

@@ -14,8 +14,11 @@ import { REST_ROUTES, type RestRoute } from '../../src/rest/routes';
 import { fetchResult, type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
 import { createFullUser, seedTenant, type Tenant } from '../support/seed';
 import { restForm, signedSessionRequest } from '../support/sessions';
+import { requestHead, slowRequest } from '../support/slow-client';
 
 let service: TestService;
+/** A service whose body bound is short, for the 408s (a body that goes silent). */
+let stalling: TestService;
 let document: OpenApiDocument;
 let ajv: Ajv2020;
 const validators = new Map<string, ValidateFunction>();
@@ -23,6 +26,7 @@ const DOCUMENT_ID = 'urn:openapi:rest';
 
 beforeAll(async () => {
   service = await startService();
+  stalling = await startService({ timeouts: { headersMs: 1_000, bodyIdleMs: 500, requestMs: 3_000, keepAliveMs: 1_000 } });
   const res = await service.rest('GET', '/openapi.json');
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -37,6 +41,7 @@ beforeAll(async () => {
   ajv.addSchema(document as object, DOCUMENT_ID);
 });
 afterAll(async () => {
+  await stalling?.close();
   await service?.close();
 });
 
@@ -80,6 +85,8 @@ interface Request {
   method: string;
   path: string;
   options?: RequestOptions;
+  /** Send the headers and the start of a body, then nothing (to the stalling service). */
+  stall?: boolean;
 }
 
 type Producer = (t: Tenant) => Promise<Request> | Request;
@@ -134,6 +141,8 @@ function common(r: RestRoute, status: number): Producer[] {
         const q = await OK[id]!(t);
         return { ...q, options: { headers: { ...q.options?.headers, 'content-type': 'application/json' }, raw: OVERSIZED } };
       }];
+    case 408:
+      return [async (t) => ({ ...(await OK[id]!(t)), stall: true })];
     case 415:
       return [async (t) => {
         const q = await OK[id]!(t);
@@ -209,6 +218,11 @@ function producersOf(r: RestRoute, status: number): Producer[] {
 
 /** Sends a request; a session request whose nonce must be used twice is sent twice (the second is the replay). */
 async function send(r: Request & { before?: Record<string, string> }): Promise<HttpResult> {
+  if (r.stall) {
+    const head = requestHead(r.method, r.path, { ...r.options?.headers, 'Content-Type': 'application/json' }, 100);
+    const answer = await slowRequest(stalling.baseUrl, { start: `${head}{"a":`, giveUpMs: 10_000 });
+    return { status: answer.status ?? 0, headers: new Headers(answer.headers), text: answer.text, body: answer.body };
+  }
   if (r.before) await service.rest('POST', '/session.json', { body: r.before, form: true });
   return service.rest(r.method, r.path, r.options);
 }

@@ -335,6 +335,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
+            /** @description REQUEST_TIMEOUT: The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed ("Request timeout: the request did not arrive in time"). */
+            408: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorList"];
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
@@ -757,6 +770,19 @@ export interface operations {
             };
             /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
             403: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorList"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed ("Request timeout: the request did not arrive in time"). */
+            408: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
@@ -1197,6 +1223,22 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
+            /** @description REQUEST_TIMEOUT: The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed ("Request timeout: the request did not arrive in time"). */
+            408: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeMessageError"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
@@ -1353,6 +1395,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BaseError"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed ("Request timeout: the request did not arrive in time"). */
+            408: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeMessageError"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
@@ -1517,6 +1575,22 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
+            /** @description REQUEST_TIMEOUT: The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed ("Request timeout: the request did not arrive in time"). */
+            408: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeMessageError"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
+                };
+            };
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
             413: {
                 headers: {
@@ -1673,6 +1747,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BaseError"];
+                };
+            };
+            /** @description REQUEST_TIMEOUT: The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed ("Request timeout: the request did not arrive in time"). */
+            408: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CodeMessageError"] & {
+                        /** @enum {unknown} */
+                        code?: "REQUEST_TIMEOUT";
+                    };
                 };
             };
             /** @description PAYLOAD_TOO_LARGE: Request body over 2 MiB. */
