@@ -10,6 +10,7 @@
 //
 // The headers behind this, route by route: test/security/cache-headers.test.ts.
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
 import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 import { haveVarnish, startVarnish, type Varnish, VARNISHD, wasHit } from '../support/varnish';
@@ -172,6 +173,34 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
     } finally {
       await cache.stop();
       await lenient.close();
+    }
+  });
+
+  test("the README's per-credential VCL keeps alice's and bob's answers apart, serves each one's repeat from the cache, and keeps no error", async () => {
+    const cache = await startVarnish((service.app.fastify.server.address() as AddressInfo).port, resolve(__dirname, '../../examples/varnish/per-credential.vcl'));
+    try {
+      const get = (path: string, headers: Record<string, string> = {}) => fetchResult(`${cache.baseUrl}${path}`, { headers });
+      const path = '/address_book/registered_users.json?compact=1';
+      const alice = { 'SVC-Token': one.ownerToken };
+      const bob = { 'QB-Token': one.memberToken };
+      const seen = [];
+      for (const [name, headers, expected] of [['alice', alice, [one.member.id]], ['bob', bob, [one.outsider.id]], ['alice', alice, [one.member.id]], ['bob', bob, [one.outsider.id]]] as const) {
+        const res = await get(path, headers);
+        seen.push([name, res.status, ids(res.body.items.map((item: { user: { id: number } }) => item.user)), wasHit(res.headers)]);
+        expect(ids(res.body.items.map((item: { user: { id: number } }) => item.user))).toEqual(expected);
+      }
+      // The repeats came from the cache; each first request did not.
+      expect(seen.map(([name, , , hit]) => `${name} ${hit ? 'hit' : 'miss'}`)).toEqual(['alice miss', 'bob miss', 'alice hit', 'bob hit']);
+      for (let i = 0; i < 2; i++) {
+        const anonymous = await get(path);
+        expect([anonymous.status, wasHit(anonymous.headers)]).toEqual([401, false]);
+      }
+      const graphql = `/graphql?query=${encodeURIComponent('{ registeredUsers { id } }')}`;
+      expect(ids((await get(graphql, alice)).body.data.registeredUsers)).toEqual([one.member.id]);
+      const bobs = await get(graphql, bob);
+      expect([ids(bobs.body.data.registeredUsers), wasHit(bobs.headers)]).toEqual([[one.outsider.id], false]);
+    } finally {
+      await cache.stop();
     }
   });
 

@@ -2,7 +2,7 @@
 // install varnish`, a named step of .ci/run) with its default configuration,
 // started by the test that needs it and stopped in its afterAll.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,16 +16,26 @@ export interface Varnish {
   stop(): Promise<void>;
 }
 
-/** varnishd -F with the builtin VCL, forwarding to 127.0.0.1:`backendPort`, listening on a free port. */
-export async function startVarnish(backendPort: number): Promise<Varnish> {
+/**
+ * varnishd -F listening on a free port, forwarding to 127.0.0.1:`backendPort`:
+ * with its default configuration, or with the VCL file `vcl` (its backend's
+ * port replaced by `backendPort`).
+ */
+export async function startVarnish(backendPort: number, vcl?: string): Promise<Varnish> {
   const port = await freePort();
   // Varnish's worker user reads the working directory (its compiled VCL, its shared memory log).
   const dir = mkdtempSync(join(tmpdir(), 'varnish-'));
   chmodSync(dir, 0o755);
+  let backend = ['-b', `127.0.0.1:${backendPort}`];
+  if (vcl !== undefined) {
+    const file = join(dir, 'service.vcl');
+    writeFileSync(file, readFileSync(vcl, 'utf8').replace(/\.port = "\d+";/, `.port = "${backendPort}";`), { mode: 0o644 });
+    backend = ['-f', file];
+  }
   const output: string[] = [];
   const child: ChildProcess = spawn(
     VARNISHD,
-    ['-F', '-a', `127.0.0.1:${port}`, '-b', `127.0.0.1:${backendPort}`, '-n', dir, '-s', 'malloc,16m'],
+    ['-F', '-a', `127.0.0.1:${port}`, ...backend, '-n', dir, '-s', 'malloc,16m'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
