@@ -116,14 +116,10 @@ export function registerExplorer(fastify: FastifyInstance, options: ExplorerOpti
     const key = Object.keys(headers).length === 0 ? '' : JSON.stringify(headers, null, 2);
     if (cached?.key !== key) {
       const { html, headers: pageHeaders } = renderPage(key, options.requestHeaders ?? {});
+      const atPlayground = publicDocument(html, PAGE_TYPE);
       cached = {
         key,
-        page: {
-          headers: pageHeaders,
-          atPlayground: publicDocument(html, PAGE_TYPE),
-          atGraphql: publicDocument(html, PAGE_TYPE, ['Accept', 'Sec-Fetch-Mode']),
-          holdsCredentials: key !== '',
-        },
+        page: { headers: pageHeaders, atPlayground, atGraphql: { ...atPlayground, vary: ['Accept', 'Sec-Fetch-Mode'] }, holdsCredentials: key !== '' },
       };
     }
     return cached.page;
