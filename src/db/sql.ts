@@ -41,6 +41,7 @@ export interface ModelTypes {
   DialogOccupant: Models.DialogOccupant;
   Message: Models.Message;
   MessageHide: Models.MessageHide;
+  RetainedMessageContent: Models.RetainedMessageContent;
   Contact: Models.Contact;
   AddressBookMatch: Models.AddressBookMatch;
 }

@@ -1,10 +1,34 @@
 // Messages: the delete rules of the spec, bulk imports and histories.
 import { computed, fields, statement } from '../sql';
 
-/** Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) → hidden for them. */
+/**
+ * Serialises the hides of messages $1's dialogs until the transaction ends
+ * (locks taken in key order, so two hides cannot deadlock on them): a hide
+ * that follows in the same transaction then sees every other occupant's
+ * committed hide, and none in progress. "hide" in the high half, a hash of
+ * the dialog in the low half (two dialogs sharing a hash only wait for each other).
+ */
+export const LOCK_DIALOGS_FOR_HIDES = statement({
+  name: 'messages.lock_dialogs_for_hides',
+  params: ['_text'],
+  columns: { locked: computed('void') },
+  text: `SELECT pg_advisory_xact_lock(k) AS locked
+           FROM (SELECT DISTINCT (x'68696465'::bigint << 32) | (hashtext(dialog_id)::bigint & 4294967295) AS k
+                   FROM messages WHERE id = ANY($1::text[])
+                  ORDER BY k) keys`,
+});
+
+/**
+ * Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) →
+ * hidden for them. A message this hide leaves hidden by every occupant loses
+ * its content, as with a delete for everyone (a copy kept aside when $4, the
+ * retention in seconds, is > 0). Run after LOCK_DIALOGS_FOR_HIDES in one
+ * transaction: two occupants hiding one message at once would otherwise each
+ * miss the other's uncommitted hide, and the content would stay.
+ */
 export const HIDE_FOR_USER = statement({
   name: 'messages.hide_for_user',
-  params: ['int4', 'int4', '_text'],
+  params: ['int4', 'int4', '_text', 'int4'],
   columns: { ids: computed('_text') },
   text: `WITH visible AS (
            SELECT m.id
@@ -17,6 +41,24 @@ export const HIDE_FOR_USER = statement({
            SELECT id, $2 FROM visible
            ON CONFLICT DO NOTHING
            RETURNING message_id
+         ), complete AS (
+           SELECT m.id, m.body
+             FROM hidden h
+             JOIN messages m ON m.id = h.message_id
+            WHERE m.body IS NOT NULL
+              AND NOT EXISTS (
+                SELECT 1 FROM dialog_occupants o
+                 WHERE o.dialog_id = m.dialog_id AND o.user_id <> $2
+                   AND NOT EXISTS (SELECT 1 FROM message_hides x WHERE x.message_id = m.id AND x.user_id = o.user_id))
+         ), purged AS (
+           UPDATE messages m SET body = NULL
+             FROM complete c
+            WHERE m.id = c.id AND m.body IS NOT NULL
+           RETURNING m.id, c.body
+         ), retained AS (
+           INSERT INTO retained_message_contents (message_id, body, expires_at)
+           SELECT id, body, now() + make_interval(secs => $4::int) FROM purged WHERE $4::int > 0
+           ON CONFLICT (message_id) DO NOTHING
          )
          SELECT ARRAY(SELECT message_id FROM hidden) AS ids`,
 });
@@ -25,13 +67,15 @@ export const HIDE_FOR_USER = statement({
  * Rule 2 ($2 = the user, force: must own every dialog; other applications'
  * messages do not exist for them) and rule 3 ($2 null, API key: every message
  * must belong to application $3). Either check failing → denied, nothing written.
+ * The content goes with the delete; with a retention ($4 seconds > 0) a copy
+ * is kept aside until the sweeper removes it.
  */
 export const DELETE_FOR_EVERYONE = statement({
   name: 'messages.delete_for_everyone',
-  params: ['_text', 'int4', 'int4'],
+  params: ['_text', 'int4', 'int4', 'int4'],
   columns: { denied: computed('bool'), ids: computed('_text') },
   text: `WITH target AS (
-           SELECT m.id, d.application_id, d.owner_id
+           SELECT m.id, m.body, d.application_id, d.owner_id
              FROM messages m
              JOIN dialogs d ON d.id = m.dialog_id
             WHERE m.id = ANY($1::text[]) AND m.deleted_at IS NULL
@@ -41,10 +85,15 @@ export const DELETE_FOR_EVERYONE = statement({
             WHERE CASE WHEN $2::int IS NULL THEN application_id <> $3 ELSE owner_id <> $2::int END
             LIMIT 1
          ), deleted AS (
-           UPDATE messages m SET deleted_at = now()
+           UPDATE messages m SET deleted_at = now(), body = NULL
              FROM target t
             WHERE m.id = t.id AND m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM denied)
-           RETURNING m.id
+           RETURNING m.id, t.body
+         ), retained AS (
+           INSERT INTO retained_message_contents (message_id, body, expires_at)
+           SELECT id, body, now() + make_interval(secs => $4::int) FROM deleted
+            WHERE $4::int > 0 AND body IS NOT NULL
+           ON CONFLICT (message_id) DO NOTHING
          )
          SELECT EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids`,
 });
@@ -57,7 +106,11 @@ export const CREATE_MANY = statement({
          SELECT id, $1, $2, body FROM unnest($3::text[], $4::text[]) AS t(id, body)`,
 });
 
-/** What user $2's history of dialog $1 shows: neither deleted for everyone nor hidden for them, oldest first. */
+/**
+ * What user $2's history of dialog $1 shows: neither deleted for everyone nor
+ * hidden for them, oldest first (a body is null only for a message every
+ * occupant hid, which no occupant's history shows).
+ */
 export const HISTORY = statement({
   name: 'messages.history',
   params: ['text', 'int4'],
