@@ -3,11 +3,18 @@
 //
 // Each delete is one set-based statement, so its cost does not grow in
 // round trips with the number of ids, and its checks and writes see one
-// snapshot: a request that fails a permission check writes nothing.
+// snapshot: a request that fails a permission check writes nothing. A hide
+// first locks the messages' dialogs, in the same transaction, to see every
+// other occupant's hide (see HIDE_FOR_USER).
+//
+// Deleted content is deleted: a delete for everyone, and the last occupant's
+// hide, take the message's body with them (the row stays, so that later
+// deletes answer NotFound). With a retention (DELETED_CONTENT_RETENTION_S) a
+// copy is kept aside in retained_message_contents until the sweeper removes it.
 import type { Pool } from 'pg';
 import type { PrismaClient } from '../db';
-import { query } from '../db/sql';
-import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY } from '../db/statements/messages';
+import { query, run, transaction } from '../db/sql';
+import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, LOCK_DIALOGS_FOR_HIDES } from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
@@ -21,11 +28,21 @@ export interface DeleteResult {
 
 export const DIALOG_TYPES = [1, 2, 3] as const;
 
+export interface MessagesOptions {
+  /** Seconds the content of a deleted message is kept aside for audit (0, the default: not kept). */
+  deletedContentRetentionSeconds?: number;
+}
+
 export class MessagesService {
+  private readonly retentionSeconds: number;
+
   constructor(
     private readonly prisma: PrismaClient,
     private readonly pool: Pool,
-  ) {}
+    options: MessagesOptions = {},
+  ) {
+    this.retentionSeconds = options.deletedContentRetentionSeconds ?? 0;
+  }
 
   /**
    * Spec rules 1–4. User callers (session, or API key with On-Behalf-Of)
@@ -58,13 +75,16 @@ export class MessagesService {
   }
 
   private async hideFor(applicationId: number, userId: number, ids: string[]): Promise<string[]> {
-    const [row] = await query(this.pool, HIDE_FOR_USER, [applicationId, userId, ids]);
-    return row?.ids ?? [];
+    return transaction(this.pool, HIDE_FOR_USER.name, async (client) => {
+      await run(client, LOCK_DIALOGS_FOR_HIDES, [ids]);
+      const [row] = await run(client, HIDE_FOR_USER, [applicationId, userId, ids, this.retentionSeconds]);
+      return row?.ids ?? [];
+    });
   }
 
   private async deleteForEveryone(caller: Caller, ids: string[]): Promise<string[]> {
     const userId = caller.kind === 'user' ? caller.userId : null;
-    const [row] = await query(this.pool, DELETE_FOR_EVERYONE, [ids, userId, caller.applicationId]);
+    const [row] = await query(this.pool, DELETE_FOR_EVERYONE, [ids, userId, caller.applicationId, this.retentionSeconds]);
     if (row?.denied) throw new AppError('WRONG_PERMISSIONS', MESSAGES.wrongPermissions);
     return row?.ids ?? [];
   }
