@@ -138,6 +138,26 @@ const schema = z.object({
   LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(10),
   LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(100),
   LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
+  /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
+  SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(100),
+  /**
+   * How long (seconds) the content of a message deleted for everyone, or
+   * hidden by every occupant, is kept aside for audit before the sweeper
+   * removes it. 0: gone with the delete, nothing kept. At most ten years.
+   */
+  DELETED_CONTENT_RETENTION_S: z.coerce.number().int().min(0).max(315_360_000).default(0),
+  /**
+   * How often the sweeper removes what only grows (expired sessions, used
+   * nonces, retained content past its time); one instance at a time. 0: never
+   * (run `admin sweep` from a scheduler instead).
+   */
+  SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .refine((ms) => ms === 0 || (ms >= 1_000 && ms <= 86_400_000), { message: 'must be 0 (off) or 1000 to 86400000' })
+    .default(60_000),
+  /** Rows one sweep statement removes at most (each a short transaction of its own). */
+  SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
   /**
    * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
    * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when

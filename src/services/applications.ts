@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db';
 import { badInput } from '../errors';
-import { SESSION_TTL_SECONDS } from './auth';
 import { hashSecret, newSecret, openSecret, sealSecret } from './secrets';
+import type { SessionsService } from './sessions';
 
 /** What an SDK app is configured with: `QB.init(applicationId, authKey, authSecret)`. */
 export interface AuthCredentials {
@@ -22,6 +22,7 @@ export class ApplicationsService {
     private readonly prisma: PrismaClient,
     /** Seals auth secrets at rest (SECRETS_KEY). */
     private readonly secretsKey: Buffer,
+    private readonly sessions: SessionsService,
   ) {}
 
   /** Creates an application with its API key and its auth key and secret. */
@@ -75,8 +76,11 @@ export class ApplicationsService {
     return { authKey: app.authKey, authSecret: openSecret(app.authSecretSealed, this.secretsKey) };
   }
 
-  /** A user session when userId is given, else an application session. */
-  async createSession(applicationId: number, userId?: number): Promise<{ token: string; expiresAt: Date }> {
+  /**
+   * A user session when userId is given, else an application session.
+   * `ended`: token hashes of the user's sessions the cap ended to make room.
+   */
+  async createSession(applicationId: number, userId?: number): Promise<{ token: string; expiresAt: Date; ended: string[] }> {
     if (userId !== undefined) {
       const user = await this.prisma.user.findFirst({ where: { id: userId, applicationId }, select: { id: true } });
       if (!user) throw badInput('userId', `user ${userId} is not a user of application ${applicationId}`);
@@ -84,12 +88,9 @@ export class ApplicationsService {
       const app = await this.prisma.application.findUnique({ where: { id: applicationId }, select: { id: true } });
       if (!app) throw badInput('applicationId', `application ${applicationId} does not exist`);
     }
-    const token = newSecret();
-    const expiresAt = new Date(Date.now() + SESSION_TTL_SECONDS * 1000);
-    await this.prisma.session.create({
-      data: { tokenHash: hashSecret(token), applicationId, userId: userId ?? null, expiresAt },
-    });
-    return { token, expiresAt };
+    // Through the sessions' statement: the cap on a user's sessions holds for these too.
+    const { token, expiresAt, ended } = await this.sessions.openUnsigned(applicationId, userId ?? null);
+    return { token, expiresAt, ended };
   }
 }
 

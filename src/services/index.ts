@@ -5,10 +5,11 @@ import { AddressBookService } from './address-book';
 import { ApplicationsService } from './applications';
 import { type AuthOptions, AuthService } from './auth';
 import type { LoginAttemptsOptions } from './login-attempts';
-import { MessagesService } from './messages';
+import { MessagesService, type MessagesOptions } from './messages';
 import type { ReadReplicas } from '../scale/replicas';
 import { newSecretsKey } from './secrets';
 import { SessionsService, type SessionsOptions } from './sessions';
+import { Sweeper, type SweeperOptions } from './sweeper';
 import { UsersService } from './users';
 
 export interface Services {
@@ -18,7 +19,9 @@ export interface Services {
   addressBook: AddressBookService;
   applications: ApplicationsService;
   sessions: SessionsService;
-  /** Writes what is pending (session touches) and stops the services' timers. */
+  /** Removes expired sessions, old nonces and retained content; started by main, run once by `admin sweep`. */
+  sweeper: Sweeper;
+  /** Stops the sweeper, writes what is pending (session touches) and stops the services' timers. */
   close(): Promise<void>;
 }
 
@@ -33,22 +36,32 @@ export interface ServicesOptions {
   sessions?: SessionsOptions;
   /** Read replicas for user lookups and registered users (DATABASE_READ_URL). */
   reads?: ReadReplicas;
+  /** Deleted content's retention (DELETED_CONTENT_RETENTION_S). */
+  messages?: MessagesOptions;
+  /** The sweeper's interval and batch size (its nonce cut-off follows `sessions`' timestamp window). */
+  sweeper?: SweeperOptions;
 }
 
-export type { LoginAttemptsOptions, SessionsOptions };
+export type { LoginAttemptsOptions, MessagesOptions, SessionsOptions, SweeperOptions };
 
 export function createServices(database: Pick<Database, 'prisma' | 'pool'>, options: ServicesOptions = {}): Services {
   const { prisma, pool } = database;
   const auth = new AuthService(pool, options.auth);
   const secretsKey = options.secretsKey ?? newSecretsKey();
+  const sessions = new SessionsService(pool, auth, secretsKey, options.sessions);
+  const sweeper = new Sweeper(pool, { timestampWindowSeconds: options.sessions?.timestampWindowSeconds, ...options.sweeper });
   return {
     auth,
     users: new UsersService(prisma, pool, options.reads),
-    messages: new MessagesService(prisma, pool),
+    messages: new MessagesService(prisma, pool, options.messages),
     addressBook: new AddressBookService(pool, options.reads),
-    applications: new ApplicationsService(prisma, secretsKey),
-    sessions: new SessionsService(pool, auth, secretsKey, options.sessions),
-    close: () => auth.close(),
+    applications: new ApplicationsService(prisma, secretsKey, sessions),
+    sessions,
+    sweeper,
+    async close() {
+      await sweeper.stop();
+      await auth.close();
+    },
   };
 }
 

@@ -7,9 +7,25 @@
 // (application, timestamp, nonce) for as long as its timestamp would pass the
 // window check, in the same statement that creates the session, so two copies
 // of one request racing each other create one session at most.
+//
+// A user holds at most `sessionsPerUser` sessions (SDK apps open one on every
+// start): opening or logging into one more ends the user's least recently
+// used, in the statement that opens it, after a lock on the user's sessions
+// taken in the same transaction, so that racing openings cannot both count
+// the same sessions. Ended sessions are dropped from every instance's
+// credential cache, as a logout's are.
 import type { Pool } from 'pg';
-import { query } from '../db/sql';
-import { APPLICATION_CREDENTIALS, CREATE, CURRENT, END, PASSWORD_BY_EMAIL, PASSWORD_BY_LOGIN, SET_USER } from '../db/statements/sessions';
+import { query, run, transaction, type Statement } from '../db/sql';
+import {
+  APPLICATION_CREDENTIALS,
+  CREATE,
+  CURRENT,
+  END,
+  LOCK_USER_SESSIONS,
+  PASSWORD_BY_EMAIL,
+  PASSWORD_BY_LOGIN,
+  SET_USER,
+} from '../db/statements/sessions';
 import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
@@ -56,7 +72,12 @@ export interface SessionsOptions {
   redis?: SharedRedis | undefined;
   /** The server's clock that signed timestamps are checked against (tests set one that is off). */
   now?: () => number;
+  /** Live sessions one user may hold (SESSIONS_PER_USER_MAX, default 100). */
+  sessionsPerUser?: number;
 }
+
+/** SESSIONS_PER_USER_MAX's default. */
+export const SESSIONS_PER_USER_DEFAULT = 100;
 
 const APPLICATION_ID = /^[1-9][0-9]{0,9}$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
@@ -66,6 +87,7 @@ export class SessionsService {
   private readonly windowSeconds: number;
   private readonly attempts: FailureBudget;
   private readonly now: () => number;
+  private readonly sessionsPerUser: number;
 
   constructor(
     private readonly pool: Pool,
@@ -78,6 +100,7 @@ export class SessionsService {
       ? new SharedLoginAttempts(options.redis, options.loginAttempts)
       : new LoginAttempts(options.loginAttempts);
     this.now = options.now ?? Date.now;
+    this.sessionsPerUser = options.sessionsPerUser ?? SESSIONS_PER_USER_DEFAULT;
   }
 
   /**
@@ -113,17 +136,60 @@ export class SessionsService {
 
     const token = newSecret();
     const forgetBefore = new Date((Math.floor(now / 1000) - this.windowSeconds) * 1000);
-    const [session] = await query(this.pool, CREATE, [
+    const opened = await this.open(applicationId, userId, token, { signedAt: new Date(signedAt * 1000), nonce: request.nonce, forgetBefore });
+    if (!opened) throw new AppError('NONCE_REUSED', MESSAGES.nonceReused);
+    const { ended: _ended, ...session } = opened;
+    return session;
+  }
+
+  /**
+   * A session opened without a signed request (the admin CLI's, the demo's):
+   * the same cap applies. `userId` must be a user of the application (the
+   * caller checks). `ended`: the token hashes of the sessions the cap ended
+   * (a process with no revocation bus of its own tells the instances).
+   */
+  async openUnsigned(applicationId: number, userId: number | null): Promise<SessionView & { token: string; ended: string[] }> {
+    return (await this.open(applicationId, userId, newSecret(), null))!;
+  }
+
+  /** Creates the session (undefined: the nonce was used already) and ends what it pushed over the user's cap. */
+  private async open(
+    applicationId: number,
+    userId: number | null,
+    token: string,
+    signed: { signedAt: Date; nonce: string; forgetBefore: Date } | null,
+  ): Promise<(SessionView & { token: string; ended: string[] }) | undefined> {
+    const [row] = await this.underUserLock(userId, CREATE, [
       applicationId,
-      new Date(signedAt * 1000),
-      request.nonce,
+      signed?.signedAt ?? null,
+      signed?.nonce ?? null,
       hashSecret(token),
       userId,
-      forgetBefore,
+      signed?.forgetBefore ?? null,
       SESSION_TTL_SECONDS,
+      this.sessionsPerUser,
     ]);
-    if (!session) throw new AppError('NONCE_REUSED', MESSAGES.nonceReused);
-    return { ...session, token };
+    if (!row) return undefined;
+    await this.forgetEnded(row.ended);
+    return { ...row, token };
+  }
+
+  /**
+   * `sql` after LOCK_USER_SESSIONS on `userId`, in one transaction (the cap's
+   * count must see every racing opening's committed session); alone when
+   * there is no user (application sessions, logouts: no cap to keep).
+   */
+  private async underUserLock<P extends readonly unknown[], R>(userId: number | null, sql: Statement<P, R>, values: P): Promise<R[]> {
+    if (userId === null) return query(this.pool, sql, values);
+    return transaction(this.pool, sql.name, async (client) => {
+      await run(client, LOCK_USER_SESSIONS, [userId]);
+      return run(client, sql, values);
+    });
+  }
+
+  /** Sessions a cap ended: refused from now on, here and (through the revocation bus) on every instance. */
+  private async forgetEnded(tokenHashes: readonly string[]): Promise<void> {
+    await Promise.all(tokenHashes.map((hash) => this.auth.forget(hash)));
   }
 
   /** The session the caller's token names. */
@@ -155,10 +221,16 @@ export class SessionsService {
   }
 
   private async setUser(sessionId: number, tokenHash: string, userId: number | null): Promise<UserRecord> {
-    const [user] = await query(this.pool, SET_USER, [sessionId, userId]);
+    const [row] = await this.underUserLock(userId, SET_USER, [sessionId, userId, this.sessionsPerUser]);
     await this.auth.forget(tokenHash);
-    if (userId !== null && !user) throw new AppError('UNAUTHENTICATED', MESSAGES.sessionMissing);
-    return user!;
+    if (!row) {
+      if (userId !== null) throw new AppError('UNAUTHENTICATED', MESSAGES.sessionMissing);
+      // A logout answers no user.
+      return row!;
+    }
+    const { ended, ...user } = row;
+    await this.forgetEnded(ended);
+    return user;
   }
 
   /**

@@ -1,0 +1,197 @@
+// A user's live sessions are capped (SESSIONS_PER_USER_MAX, README: Decisions,
+// "Sessions"): QuickBlox SDK apps open a session on every start, so a client
+// that opens session after session must not grow the table without bound.
+// Opening (POST /session.json, createSession) or logging into (POST
+// /login.json, login) one session past the cap ends the user's least
+// recently used; the ended token is refused at once, on this instance and,
+// through the revocation bus, on the others. Racing openings never leave the
+// user over the cap.
+import type { AddressInfo } from 'node:net';
+import { type App, type AppOptions, createApp } from '../../src/app';
+import type { Database } from '../../src/db';
+import { runConcurrently } from '../support/concurrency';
+import { recordFigures } from '../support/figures';
+import { seedTenant, type Tenant } from '../support/seed';
+import { fetchResult, type HttpResult, openTestDatabase, usingServer } from '../support/service';
+import { restForm, signedSessionRequest } from '../support/sessions';
+
+jest.setTimeout(180_000);
+
+let database: Database;
+const apps: App[] = [];
+const figures: Record<string, unknown> = {};
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(async () => {
+  recordFigures('session-cap', figures);
+  for (const app of apps) await app.close();
+  await database?.close();
+});
+
+interface Instance {
+  app: App;
+  base: string;
+  rest(method: string, path: string, headers: Record<string, string>, form?: Record<string, string>): Promise<HttpResult>;
+  graphql(query: string, variables: Record<string, unknown>, headers: Record<string, string>): Promise<HttpResult>;
+}
+
+/** An instance over the file's database, listening on a free port. */
+async function instance(options: Omit<Partial<AppOptions>, 'database'> = {}): Promise<Instance> {
+  const app = await createApp({ ...options, database });
+  apps.push(app);
+  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+  return {
+    app,
+    base,
+    rest: (method, path, headers, form) =>
+      fetchResult(`${base}${path}`, {
+        method,
+        headers: { ...headers, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+      }),
+    graphql: (query, variables, headers) =>
+      fetchResult(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }),
+  };
+}
+
+const OWNER = { login: 'owner', password: 'password123' };
+
+/** POST /session.json as the SDK sends it, logging in as the tenant's owner: the new token. */
+async function openSession(at: Instance, t: Tenant): Promise<string> {
+  const res = await at.rest('POST', '/session.json', {}, restForm(signedSessionRequest(t, OWNER)));
+  expect({ status: res.status, user: res.body?.session?.user_id }).toEqual({ status: 201, user: t.owner.id });
+  return res.body.session.token as string;
+}
+
+/** Whether the token still opens its session (GET /session.json: 200), or is refused (401). */
+async function works(at: Instance, token: string): Promise<boolean> {
+  const res = await at.rest('GET', '/session.json', { 'QB-Token': token });
+  if (res.status === 401) {
+    expect(res.body).toEqual({ errors: { base: ['Required session does not exist'] } });
+    return false;
+  }
+  expect(res.status).toBe(200);
+  return true;
+}
+
+const sessionsOf = async (userId: number): Promise<number> =>
+  (await database.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [userId])).rows[0]!.n;
+
+test('300 sessions opened in a row over POST /session.json leave the newest 100; the ended ones are refused at once, the kept ones work', async () => {
+  const at = await instance();
+  const t = await seedTenant(at.app.services);
+  // The seeded session, used (and so cached) before the others push it out.
+  expect(await works(at, t.ownerToken)).toBe(true);
+  const started = performance.now();
+  const tokens: string[] = [];
+  for (let i = 0; i < 300; i++) tokens.push(await openSession(at, t));
+  const openMs = performance.now() - started;
+
+  expect(await sessionsOf(t.owner.id)).toBe(100);
+  const working = [];
+  for (const token of [t.ownerToken, ...tokens]) working.push(await works(at, token));
+  // The seeded one and the first 200 opened are gone; the last 100 work.
+  expect(working.indexOf(true)).toBe(201);
+  expect(working.filter(Boolean).length).toBe(100);
+  // The other users' sessions were not touched.
+  expect(await works(at, t.memberToken)).toBe(true);
+  figures.inARow = { opened: 300, kept: 100, msPerOpening: Math.round((openMs / 300) * 10) / 10 };
+});
+
+test('a GraphQL login past the cap ends the least recently used of the user\'s sessions, not the oldest one in use', async () => {
+  const at = await instance({ sessions: { sessionsPerUser: 2 }, auth: { cacheMs: 0 } });
+  const t = await seedTenant(at.app.services);
+  // The owner's two sessions: the seeded one (older, but used now) and one made after it (never used).
+  const { token: unused } = await at.app.services.applications.createSession(t.applicationId, t.owner.id);
+  expect(await works(at, t.ownerToken)).toBe(true);
+  // An application session logs in as the owner: a third session of theirs.
+  const res = await at.graphql('mutation ($login: String, $password: String!) { login(login: $login, password: $password) { id } }', OWNER, t.as.app);
+  expect(res.body).toEqual({ data: { login: { id: t.owner.id } } });
+
+  expect(await sessionsOf(t.owner.id)).toBe(2);
+  expect({ used: await works(at, t.ownerToken), unused: await works(at, unused), loggedIn: await works(at, t.appToken) }).toEqual({
+    used: true,
+    unused: false,
+    loggedIn: true,
+  });
+});
+
+test('the admin CLI\'s sessions count against the cap too', async () => {
+  const at = await instance({ sessions: { sessionsPerUser: 3 } });
+  const t = await seedTenant(at.app.services);
+  const made = [];
+  for (let i = 0; i < 5; i++) made.push(await at.app.services.applications.createSession(t.applicationId, t.member.id));
+  expect(await sessionsOf(t.member.id)).toBe(3);
+  // The seeded one and the first two made ended, as the answer said.
+  expect(made.map((m) => m.ended.length)).toEqual([0, 0, 1, 1, 1]);
+  expect(await works(at, t.memberToken)).toBe(false);
+  expect(await works(at, made[4]!.token)).toBe(true);
+});
+
+test('openings racing each other never leave a user over the cap', async () => {
+  const CAP = 5;
+  const OPENINGS = 40;
+  const ROUNDS = 3;
+  const at = await instance({ sessions: { sessionsPerUser: CAP } });
+  const tenants: Tenant[] = [];
+  for (let round = 0; round < ROUNDS; round++) tenants.push(await seedTenant(at.app.services));
+  // On a server, each new session of these users takes 20 ms longer to
+  // insert, so that openings overlap in the database for certain, not only
+  // when two password checks happen to end together (statements of the
+  // embedded database run one at a time anyway).
+  const slow = `session_cap_slow_${process.pid}_${Date.now().toString(36)}`;
+  if (usingServer()) {
+    await database.pool.query(`CREATE FUNCTION ${slow}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END $$`);
+    await database.pool.query(
+      `CREATE TRIGGER ${slow} BEFORE INSERT ON sessions FOR EACH ROW
+         WHEN (NEW.user_id IN (${tenants.map((t) => Number(t.owner.id)).join(',')})) EXECUTE FUNCTION ${slow}()`,
+    );
+  }
+  const over: number[] = [];
+  try {
+    for (const t of tenants) {
+      // Half over REST, half over GraphQL's createSession, all at once.
+      const answers = await runConcurrently(
+        Array.from({ length: OPENINGS }, (_, i) => async () => {
+          const request = signedSessionRequest(t, OWNER);
+          if (i % 2 === 0) return (await at.rest('POST', '/session.json', {}, restForm(request))).status;
+          const res = await at.graphql('mutation ($input: SessionRequestInput!) { createSession(input: $input) { token } }', { input: request }, {});
+          return res.body?.data?.createSession?.token ? 201 : res.status;
+        }),
+        usingServer() ? 20 : 8,
+      );
+      expect(answers.every((status) => status === 201)).toBe(true);
+      over.push((await sessionsOf(t.owner.id)) - CAP);
+    }
+  } finally {
+    if (usingServer()) {
+      await database.pool.query(`DROP TRIGGER IF EXISTS ${slow} ON sessions`);
+      await database.pool.query(`DROP FUNCTION IF EXISTS ${slow}()`);
+    }
+  }
+  figures.racing = { cap: CAP, openingsPerRound: OPENINGS, rounds: ROUNDS, overTheCapPerRound: over };
+  expect(over).toEqual(Array(ROUNDS).fill(0));
+});
+
+const onServer = usingServer() ? test : test.skip;
+onServer('a session the cap ended is refused by another instance at once, through the revocation bus (LISTEN/NOTIFY)', async () => {
+  const a = await instance({ revocation: true, sessions: { sessionsPerUser: 1 } });
+  const b = await instance({ revocation: true, sessions: { sessionsPerUser: 1 } });
+  const t = await seedTenant(a.app.services);
+  // B has the owner's session cached (5 s).
+  expect(await works(b, t.ownerToken)).toBe(true);
+  await openSession(a, t);
+  const ended = Date.now();
+  let refusedAfter = -1;
+  while (Date.now() - ended < 3_000) {
+    if (!(await works(b, t.ownerToken))) {
+      refusedAfter = Date.now() - ended;
+      break;
+    }
+  }
+  figures.revocation = { refusedByOtherInstanceAfterMs: refusedAfter };
+  expect(refusedAfter).toBeGreaterThanOrEqual(0);
+  expect(refusedAfter).toBeLessThan(1_000);
+});
