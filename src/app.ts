@@ -26,7 +26,8 @@ import { csrfPreflightHeaders, registerSecurity, type SecurityOptions } from './
 import { registerOpenApi } from './rest/openapi';
 import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
 import { registerRestRoutes, styleOfPath } from './rest/routes';
-import { createServices, type Services, type SessionsOptions } from './services';
+import { createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
+import { SWEPT_KINDS } from './services/sweeper';
 import { SESSION_TTL_SECONDS, type AuthOptions } from './services/auth';
 import { registerTracing } from './tracing/spans';
 import type { Config } from './config';
@@ -63,8 +64,12 @@ export interface AppOptions {
   sessionTokenHeaders?: readonly string[];
   /** Seals applications' auth secrets (see createServices; tests may leave it out). */
   secretsKey?: Buffer;
-  /** Session requests' timestamp window and failed-login budgets. */
+  /** Session requests' timestamp window, failed-login budgets and sessions per user. */
   sessions?: SessionsOptions;
+  /** Deleted content's retention. */
+  messages?: MessagesOptions;
+  /** The sweeper's interval and batch size; it runs only once main calls `services.sweeper.start()`. */
+  sweeper?: SweeperOptions;
   /** Serve HTTPS with this PEM key and certificate chain (default: plain HTTP). */
   https?: { key: string | Buffer; cert: string | Buffer };
   /** Serve GET /schema.graphql (default true). */
@@ -114,7 +119,10 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
         perLogin: config.LOGIN_FAILURES_PER_LOGIN,
         perAddress: config.LOGIN_FAILURES_PER_ADDRESS,
       },
+      sessionsPerUser: config.SESSIONS_PER_USER_MAX,
     },
+    messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
     caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
@@ -146,6 +154,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     secretsKey: options.secretsKey,
     sessions: { ...options.sessions, redis: options.redis },
     reads: options.reads,
+    messages: options.messages,
+    sweeper: options.sweeper,
   });
   const schema = buildSchema();
   const sessionTokenHeaders = options.sessionTokenHeaders ?? DEFAULT_SESSION_TOKEN_HEADERS;
@@ -267,6 +277,27 @@ export async function createApp(options: AppOptions): Promise<App> {
       },
     });
   }
+  const { sweeper } = services;
+  new Counter({
+    name: 'sweeper_removed_total',
+    help: 'Rows the sweeper of this instance removed: expired sessions, used nonces past the window, retained content past its retention',
+    labelNames: ['kind'] as const,
+    registers: [metrics],
+    collect() {
+      this.reset();
+      for (const kind of SWEPT_KINDS) this.inc({ kind }, sweeper.removed[kind]);
+    },
+  });
+  new Counter({
+    name: 'sweeper_runs_total',
+    help: 'Sweeper runs of this instance: swept (it held the lock), skipped (another instance was sweeping), failed',
+    labelNames: ['outcome'] as const,
+    registers: [metrics],
+    collect() {
+      this.reset();
+      for (const [outcome, count] of Object.entries(sweeper.runs)) this.inc({ outcome }, count);
+    },
+  });
   new Counter({
     name: 'session_touch_deadlock_retries_total',
     help: 'Session-touch flushes run again after losing a deadlock',
@@ -345,7 +376,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     graphqlExecution: execution.stats,
     async close() {
       closing = true;
+      // Stopped first, not after the drain: a sweep batch in progress ends
+      // (one short statement) while requests finish; no new one starts.
+      const sweeperStopped = services.sweeper.stop();
       await fastify.close();
+      await sweeperStopped;
       // After the last request: write the session touches it left pending.
       // With the database gone they are lost (sliding expiry and
       // last_request_at of the last second): said in the log, not thrown.

@@ -4,6 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';
 import { appOptionsFromConfig, createApp } from './app';
 import { ConfigError, loadConfig, resolveSecretsKey } from './config';
+import { toAppError } from './errors';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
 import { LOG_REDACT, logDestination } from './http/observability';
@@ -88,9 +89,17 @@ async function main(): Promise<void> {
       // Not open yet, or stdout is gone: nothing more can be written.
     }
   });
+  // The sweeper's log lines go through the app's logger (set once it exists).
+  let log: pino.Logger = startLog;
   const app = await createApp({
     database,
     ...appOptions,
+    sweeper: {
+      ...appOptions.sweeper,
+      onRun: (result) => log.info({ removed: result.removed, batches: result.batches }, 'swept'),
+      // Logged, not thrown: the next run tries again (the database may be briefly away).
+      onError: (error) => log.warn({ err: toAppError(error) }, 'sweep failed'),
+    },
     redis,
     reads,
     secretsKey: secrets.key,
@@ -106,7 +115,7 @@ async function main(): Promise<void> {
       ...(tracing ? { mixin: traceLogFields } : {}),
     },
   });
-  const log = app.fastify.log;
+  log = app.fastify.log as pino.Logger;
   if (secrets.generated) {
     log.warn({ file: secrets.file }, 'generated the key that seals applications\' auth secrets: keep it with the database (SECRETS_KEY)');
   }
@@ -147,6 +156,8 @@ async function main(): Promise<void> {
   log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
   // Supervisors and scripts wait for this line: out now, not with the next batch.
   logStream.flushSync();
+  // Every instance runs one; the sweep lock lets one of them work at a time.
+  app.services.sweeper.start();
 
   const { port } = app.fastify.server.address() as { port: number };
   const base = `${config.TLS_CERT_FILE ? 'https' : 'http'}://localhost:${port}`;

@@ -112,7 +112,27 @@ function buildProgram(run: (action: Action) => void): Command {
     .requiredOption('--app <appId>', 'application id', positiveInt)
     .option('--user <userId>', 'user id', positiveInt)
     .action((opts: { app: number; user?: number }) =>
-      run(async (s) => ({ token: (await s.applications.createSession(opts.app, opts.user)).token })),
+      run(async (s) => {
+        const { token, ended } = await s.applications.createSession(opts.app, opts.user);
+        if (ended.length === 0) return { token };
+        // Past SESSIONS_PER_USER_MAX the user's least recently used sessions
+        // ended: running instances may have them cached for 5 s.
+        const told = await tellInstances(async (bus) => {
+          s.auth.useRevocations(bus);
+          await Promise.all(ended.map((hash) => s.auth.forget(hash)));
+        }, s);
+        return { token, sessionsEnded: ended.length, instancesTold: told };
+      }),
+    );
+
+  program
+    .command('sweep')
+    .description('remove expired sessions, used nonces and retained deleted content now, as the running sweeper does')
+    .action(() =>
+      run(async (s) => {
+        const result = await s.sweeper.runOnce();
+        return { removed: result.removed, batches: result.batches, ...(result.skipped ? { skipped: 'another instance was sweeping' } : {}) };
+      }),
     );
 
   program
@@ -230,7 +250,16 @@ async function main(argv: string[]): Promise<number> {
   };
   try {
     // No credentials are checked here: no cache, no background writes.
-    const result = await action(createServices(database, { auth: { cacheMs: 0 }, secretsKey }), database);
+    const result = await action(
+      createServices(database, {
+        auth: { cacheMs: 0 },
+        secretsKey,
+        sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
+        messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+        sweeper: { batchSize: config.SWEEP_BATCH_SIZE },
+      }),
+      database,
+    );
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {
