@@ -20,7 +20,12 @@ const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'admin-cli-')), 'db');
 afterAll(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }));
 
 async function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PGLITE_DIR: dataDir };
+  return adminWith({}, ...args);
+}
+
+/** `admin` with these settings in its environment. */
+async function adminWith(settings: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', PGLITE_DIR: dataDir, ...settings };
   if (serverUrl) env.DATABASE_URL = serverUrl;
   else delete env.DATABASE_URL;
   try {
@@ -33,7 +38,11 @@ async function admin(...args: string[]): Promise<{ code: number; stdout: string;
 }
 
 async function json(...args: string[]): Promise<any> {
-  const result = await admin(...args);
+  return jsonWith({}, ...args);
+}
+
+async function jsonWith(settings: Record<string, string>, ...args: string[]): Promise<any> {
+  const result = await adminWith(settings, ...args);
   expect(result).toMatchObject({ code: 0, stderr: '' });
   expect(result.stdout.trim().split('\n')).toHaveLength(1);
   return JSON.parse(result.stdout);
@@ -136,6 +145,24 @@ test('every command of the contract prints one JSON object, and the data works o
   expect(rotatedKey).toEqual({ apiKey: expect.any(String), instancesTold: serverUrl ? 'postgres' : 'none' });
   expect(await json('messages:list', '--dialog', dialog.id, '--as', String(owner.id))).toEqual({ items: [] });
   expect((await json('messages:list', '--dialog', dialog.id, '--as', String(friend.id))).items).toHaveLength(1);
+});
+
+test('session:create keeps SESSIONS_PER_USER_MAX and says how many sessions it ended; sweep prints what it removed', async () => {
+  const app = String((await json('app:create', '--name', 'CLI cap')).application.id);
+  const { user } = await json('user:create', '--app', app, '--login', 'cli-capped', '--password', 'password123');
+  const cap = { SESSIONS_PER_USER_MAX: '2' };
+  expect(Object.keys(await jsonWith(cap, 'session:create', '--app', app, '--user', String(user.id)))).toEqual(['token']);
+  await jsonWith(cap, 'session:create', '--app', app, '--user', String(user.id));
+  expect(await jsonWith(cap, 'session:create', '--app', app, '--user', String(user.id))).toEqual({
+    token: expect.any(String),
+    sessionsEnded: 1,
+    instancesTold: serverUrl ? 'postgres' : 'none',
+  });
+  // On a server the run's database is shared with files that keep expired sessions on purpose: not swept here.
+  if (serverUrl) return;
+  const swept = await json('sweep');
+  expect(swept).toEqual({ removed: { sessions: expect.any(Number), nonces: expect.any(Number), retained_content: expect.any(Number) }, batches: expect.any(Number) });
+  expect(swept.batches).toBeGreaterThanOrEqual(3);
 });
 
 test('failures print a message on stderr, nothing on stdout, and exit non-zero', async () => {
