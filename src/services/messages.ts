@@ -4,8 +4,8 @@
 // Each delete is one set-based statement, so its cost does not grow in
 // round trips with the number of ids, and its checks and writes see one
 // snapshot: a request that fails a permission check writes nothing. A hide
-// first locks the messages' dialogs, in the same transaction, to see every
-// other occupant's hide (see HIDE_FOR_USER).
+// is followed, in its transaction, by the removal of the text of messages
+// every occupant has now hidden (see HIDE_FOR_USER: the dialogs' locks).
 //
 // Deleted content is deleted: a delete for everyone, and the last occupant's
 // hide, take the message's body with them (the row stays, so that later
@@ -14,7 +14,7 @@
 import type { Pool } from 'pg';
 import type { PrismaClient } from '../db';
 import { query, run, transaction } from '../db/sql';
-import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, LOCK_DIALOGS_FOR_HIDES } from '../db/statements/messages';
+import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, PURGE_HIDDEN_BY_ALL } from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
@@ -76,9 +76,10 @@ export class MessagesService {
 
   private async hideFor(applicationId: number, userId: number, ids: string[]): Promise<string[]> {
     return transaction(this.pool, HIDE_FOR_USER.name, async (client) => {
-      await run(client, LOCK_DIALOGS_FOR_HIDES, [ids]);
-      const [row] = await run(client, HIDE_FOR_USER, [applicationId, userId, ids, this.retentionSeconds]);
-      return row?.ids ?? [];
+      const [row] = await run(client, HIDE_FOR_USER, [applicationId, userId, ids]);
+      const hidden = row?.ids ?? [];
+      if (hidden.length > 0) await run(client, PURGE_HIDDEN_BY_ALL, [hidden, userId, this.retentionSeconds]);
+      return hidden;
     });
   }
 
