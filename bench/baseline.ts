@@ -94,7 +94,13 @@ const registeredUsers = (record: string) => `
 const REGISTERED_COMPACT = registeredUsers(COMPACT_RECORD);
 const REGISTERED_FULL = registeredUsers(FULL_RECORD);
 
-/** Spec rule 1: visible to the caller (an occupant; not deleted) → hidden for them. */
+/**
+ * Spec rule 1: visible to the caller (an occupant; not deleted) → hidden for
+ * them; a message every occupant has then hidden loses its text, as the
+ * service's does. In the statement's own snapshot only: the service first
+ * locks the dialogs in a transaction, so that two occupants hiding at once
+ * cannot both miss the other's hide (three more round trips, its price).
+ */
 const HIDE = `
   WITH ${SESSION}, visible AS (
     SELECT m.id, s.user_id
@@ -107,11 +113,19 @@ const HIDE = `
     INSERT INTO message_hides (message_id, user_id)
     SELECT id, user_id FROM visible
     ON CONFLICT DO NOTHING
-    RETURNING message_id
+    RETURNING message_id, user_id
+  ), purged AS (
+    UPDATE messages m SET body = NULL
+      FROM hidden h
+     WHERE m.id = h.message_id AND m.body IS NOT NULL
+       AND NOT EXISTS (
+         SELECT 1 FROM dialog_occupants o
+          WHERE o.dialog_id = m.dialog_id AND o.user_id <> h.user_id
+            AND NOT EXISTS (SELECT 1 FROM message_hides x WHERE x.message_id = m.id AND x.user_id = o.user_id))
   )
   SELECT s.user_id AS caller, false AS denied, ARRAY(SELECT message_id FROM hidden) AS ids FROM s`;
 
-/** Spec rule 2: the caller must own every dialog involved, else nothing is written. */
+/** Spec rule 2: the caller must own every dialog involved, else nothing is written; the text goes with the delete. */
 const DELETE_FOR_EVERYONE = `
   WITH ${SESSION}, target AS (
     SELECT m.id, d.owner_id, s.user_id
@@ -122,7 +136,7 @@ const DELETE_FOR_EVERYONE = `
   ), denied AS (
     SELECT 1 FROM target WHERE owner_id <> user_id LIMIT 1
   ), deleted AS (
-    UPDATE messages m SET deleted_at = now()
+    UPDATE messages m SET deleted_at = now(), body = NULL
       FROM target t
      WHERE m.id = t.id AND m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM denied)
     RETURNING m.id

@@ -52,6 +52,22 @@ export interface Scenario {
   ratios: { reqPerSec: number; p50: number; p99: number };
   /** Timed scenarios: each round's figures (service and baseline measured back to back, the order alternating). */
   rounds?: Round[];
+  /** The sweeper scenario: what the sweeper did during each sweeping run. */
+  sweep?: SweepFigures;
+}
+
+export interface SweepFigures {
+  /** Expired sessions seeded before each sweeping run. */
+  backlog: number;
+  batchSize: number;
+  runs: {
+    /** Sessions the sweeper removed during the run (warm-up and measured window). */
+    removed: number;
+    seconds: number;
+    rowsPerSecond: number;
+    /** Expired sessions still there when the run ended (0: the sweep ended before the load did). */
+    leftAtEnd: number;
+  }[];
 }
 
 export interface Round {
@@ -387,14 +403,20 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       peakRssMb: mb(peakRss),
     });
 
-    /** Warm-up (excluded), then the measured run, counting statements around it. */
+    /**
+     * Warm-up (excluded), then the measured run, counting statements around
+     * it (unless `on` says otherwise: another instance of the service, whose
+     * background work never lets the count settle).
+     */
     async function measure(
       kind: 'service' | 'baseline',
       label: string,
       spec: RunSpec,
       load: { duration?: number; warmup?: number; amount?: number; warmAmount?: number; connections: number },
+      on?: { target: Server; countStatements: boolean },
     ): Promise<Figures> {
-      const target = targets[kind];
+      const target = on?.target ?? targets[kind];
+      const counting = on?.countStatements ?? true;
       const base = {
         url: target.url,
         pid: target.pid,
@@ -410,7 +432,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
         const w = await fire({ ...base, ...warmup, ...(spec.setupRequest ? { setupRequest: spec.setupRequest(kind, 'warm') } : {}) });
         peakRss = w.peakRss;
       }
-      const before = await statementCount(target, kind);
+      const before = counting ? await statementCount(target, kind) : null;
       const bar = timer(`${label} (${kind})`, load.duration ?? 0);
       const result = await fire({
         ...base,
@@ -420,7 +442,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       // Requests still in flight when a timed run ends are abandoned by the
       // client but still run on the server: wait until its counter settles,
       // then divide by the requests sent (answered or abandoned).
-      const after = await settledCount(target, kind);
+      const after = counting ? await settledCount(target, kind) : null;
       peakRss = Math.max(peakRss ?? 0, result.peakRss ?? 0) || null;
       const f = figures(result, before !== null && after !== null ? after - before : null, peakRss);
       f.sent = result.sent;
@@ -634,6 +656,87 @@ export async function runBench(options: BenchOptions): Promise<Report> {
           results.service,
           results.baseline,
         );
+      }
+    }
+
+    // ---- Sweeper: the REST lookup while the sweeper removes a backlog. ----
+    // An instance of its own sweeping every second (the main service's
+    // sweeper is off); each round measures it with nothing to sweep and with
+    // a backlog of expired sessions seeded just before, the order
+    // alternating. The ratio is sweeping / quiet: what the sweep costs the
+    // requests served meanwhile, in the process and in the database.
+    if (runs('sweeper')) {
+      const sweeper = await startService(
+        seeded.databaseUrl,
+        options.poolMax,
+        false,
+        options.serviceFlags,
+        { SWEEP_INTERVAL_MS: '1000', SWEEP_BATCH_SIZE: String(options.sweepBatch) },
+        'sweeper',
+      );
+      const db = new Client({ connectionString: seeded.databaseUrl });
+      await db.connect();
+      try {
+        log(
+          `sweeper: ${options.rounds} round(s) of the REST lookup on an instance sweeping every second ` +
+            `(batches of ${options.sweepBatch}), without and with ${options.sweepBacklog.toLocaleString('en-US')} expired sessions`,
+        );
+        // What the sweeper may remove: expired more than its grace (5 minutes) ago.
+        const due = `SELECT count(*)::int AS n FROM sessions WHERE expires_at < now() - interval '5 minutes'`;
+        const backlogLeft = async () => (await db.query<{ n: number }>(due)).rows[0]!.n;
+        const removedSoFar = async () => {
+          const text = await (await request(`${sweeper.url}/metrics`)).text();
+          return Number(/^sweeper_removed_total\{kind="sessions"\} ([0-9.e+]+)$/m.exec(text)?.[1] ?? NaN);
+        };
+        const quiet: Figures[] = [];
+        const busy: Figures[] = [];
+        const sweepRuns: SweepFigures['runs'] = [];
+        const on = { target: sweeper, countStatements: false };
+        for (let r = 0; r < options.rounds; r++) {
+          const tag = options.rounds > 1 ? ` [round ${r + 1}/${options.rounds}]` : '';
+          for (const phase of r % 2 === 0 ? (['quiet', 'sweeping'] as const) : (['sweeping', 'quiet'] as const)) {
+            if (phase === 'quiet') {
+              // What an earlier round left is swept first.
+              const deadline = Date.now() + 300_000;
+              while ((await backlogLeft()) > 0 && Date.now() < deadline) await sleep(500);
+              if ((await backlogLeft()) > 0) warn(`sweeper${tag}: the backlog was not swept within 5 minutes; the quiet run is not quiet`);
+              quiet.push(await measure('service', `REST lookup, nothing to sweep${tag}`, lookupSpec, timed, on));
+              continue;
+            }
+            const seeding = performance.now();
+            await db.query(
+              `INSERT INTO sessions (token_hash, application_id, user_id, expires_at)
+               SELECT md5('bench-expired-' || $2::text || '-' || g), $1, NULL, now() - interval '1 day' - g * interval '1 millisecond'
+                 FROM generate_series(1, $3::int) g`,
+              [seeded.applicationId, `${r}-${Date.now()}`, options.sweepBacklog],
+            );
+            log(`  seeded ${options.sweepBacklog.toLocaleString('en-US')} expired sessions in ${Math.round(performance.now() - seeding) / 1000} s`);
+            const before = await removedSoFar();
+            const started = performance.now();
+            busy.push(await measure('service', `REST lookup, sweeping${tag}`, lookupSpec, timed, on));
+            const seconds = (performance.now() - started) / 1000;
+            const removed = (await removedSoFar()) - before;
+            const leftAtEnd = await backlogLeft();
+            sweepRuns.push({ removed, seconds: round2(seconds), rowsPerSecond: Math.round(removed / seconds), leftAtEnd });
+            log(`  the sweeper removed ${removed.toLocaleString('en-US')} sessions in ${round2(seconds)} s (${Math.round(removed / seconds)}/s); ${leftAtEnd.toLocaleString('en-US')} left`);
+            if (leftAtEnd === 0) warn(`sweeper${tag}: the backlog was gone before the run ended (raise --sweep-backlog to load the whole run)`);
+          }
+        }
+        const s = scenario(
+          'sweeper_rest_lookup',
+          `GET /users/external/{id}.json while the sweeper removes ${options.sweepBacklog.toLocaleString('en-US')} expired sessions ` +
+            `(batches of ${options.sweepBatch}), against the same instance with nothing to sweep`,
+          'duration',
+          options.connections,
+          medianFigures(busy),
+          medianFigures(quiet),
+          'the same instance with nothing to sweep',
+          busy.map((f, i) => roundOf(f, quiet[i]!)),
+        );
+        s.sweep = { backlog: options.sweepBacklog, batchSize: options.sweepBatch, runs: sweepRuns };
+      } finally {
+        await db.end();
+        await sweeper.stop();
       }
     }
 

@@ -54,9 +54,13 @@ export interface BenchOptions {
   baselineSessionWrites: boolean;
   /** Where the JSON report goes (default artifacts/bench-<timestamp>.json). */
   out: string | undefined;
+  /** Expired sessions seeded before each sweeping round of the sweeper scenario. */
+  sweepBacklog: number;
+  /** SWEEP_BATCH_SIZE of the sweeper scenario's instance. */
+  sweepBatch: number;
 }
 
-export const SCENARIO_GROUPS = ['lookups', 'registered', 'deletes'] as const;
+export const SCENARIO_GROUPS = ['lookups', 'registered', 'deletes', 'sweeper'] as const;
 export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
 
 export const DEFAULT_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -73,6 +77,9 @@ const FULL = {
   connections: 32,
   heavyConnections: 4,
   soak: 300,
+  // Enough that the sweep outlasts a round's warm-up and measured run on an
+  // idle 2-core machine (~50,000 rows/s with nothing else to do).
+  sweepBacklog: 1_000_000,
 };
 
 // Tiny data: seconds. The big book stays just above PostgreSQL's 65,535
@@ -91,6 +98,7 @@ const SMOKE = {
   connections: 8,
   heavyConnections: 2,
   soak: 3,
+  sweepBacklog: 20_000,
 };
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -120,6 +128,8 @@ scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
   --soak S                seconds of the soak at 70% of peak (${FULL.soak}; 0 skips it)
   --pool N                database connections of the service and of the baseline (10)
   --baseline-session-writes  the baseline's token check also slides the session and stamps the user
+  --sweep-backlog N       sweeper scenario: expired sessions seeded before each sweeping round (${FULL.sweepBacklog})
+  --sweep-batch N         sweeper scenario: SWEEP_BATCH_SIZE of its instance (1000)
   --database NAME         the bench database (chatsvc_bench; smoke: a unique name)
   --keep                  keep a smoke run's database
   --out FILE              the JSON report's path
@@ -149,6 +159,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       soak: { type: 'string' },
       pool: { type: 'string' },
       'baseline-session-writes': { type: 'boolean' },
+      'sweep-backlog': { type: 'string' },
+      'sweep-batch': { type: 'string' },
       database: { type: 'string' },
       keep: { type: 'boolean' },
       out: { type: 'string' },
@@ -195,7 +207,10 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     poolMax: num('pool', values.pool, 10, 1),
     baselineSessionWrites: values['baseline-session-writes'] ?? false,
     out: values.out,
+    sweepBacklog: num('sweep-backlog', values['sweep-backlog'], base.sweepBacklog, 1),
+    sweepBatch: num('sweep-batch', values['sweep-batch'], 1_000, 1),
   };
+  if (options.sweepBatch > 100_000) throw new Error('--sweep-batch: at most 100000 (SWEEP_BATCH_SIZE\'s bound)');
   if (options.users > 9_999_999) throw new Error('--users: at most 9,999,999 (phones are +1555 and 7 digits)');
   return options;
 }

@@ -20,6 +20,9 @@ export const SERVICE_BENCH_ENV: Record<string, string> = {
   RATE_LIMIT_ENABLED: 'false',
   // Production needs one; the benchmark creates no session through auth secrets.
   SECRETS_KEY: randomBytes(32).toString('hex'),
+  // The sweeper is measured on an instance of its own (the sweeper scenario);
+  // here its idle runs would add statements to the other scenarios' counts.
+  SWEEP_INTERVAL_MS: '0',
 };
 
 export interface Server {
@@ -158,11 +161,20 @@ async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, n
 /** Where `--cpu-prof` runs leave the service's profile (written when it exits). */
 export const PROFILE_DIR = path.join(ROOT, 'artifacts', 'profiles');
 
-export async function startService(databaseUrl: string, poolMax: number, cpuProf = false, extraFlags: string[] = []): Promise<Server> {
+/** `env`: settings over SERVICE_BENCH_ENV (the sweeper scenario's instance sweeps). */
+export async function startService(
+  databaseUrl: string,
+  poolMax: number,
+  cpuProf = false,
+  extraFlags: string[] = [],
+  env: Record<string, string> = {},
+  name = 'service',
+): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
-  const server = await startNode('service', 'src/main.ts', {
+  const server = await startNode(name, 'src/main.ts', {
     ...process.env,
     ...SERVICE_BENCH_ENV,
+    ...env,
     DATABASE_URL: databaseUrl,
     DB_POOL_MAX: String(poolMax),
     PORT: '0',

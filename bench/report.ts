@@ -156,7 +156,14 @@ export function render(report: Report, targets: TargetResult[]): string {
   );
   out.push('');
   out.push(table(header, rows));
-  out.push('ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline. RSS: the service\'s peak during the scenario.');
+  out.push('ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline; of the sweeper scenario, the same instance with nothing to sweep. RSS: the service\'s peak during the scenario.');
+  for (const sc of report.scenarios.filter((x) => x.sweep)) {
+    const runs = sc.sweep!.runs;
+    out.push(
+      `Sweeper: ${sc.sweep!.backlog.toLocaleString('en-US')} expired sessions per sweeping run, batches of ${sc.sweep!.batchSize}; removed during each run ` +
+        `${runs.map((r) => `${r.removed.toLocaleString('en-US')} in ${fmt(r.seconds, 1)} s (${r.rowsPerSecond.toLocaleString('en-US')}/s, ${r.leftAtEnd.toLocaleString('en-US')} left)`).join('; ')}.`,
+    );
+  }
   const rounded = report.scenarios.filter((sc) => sc.rounds && sc.rounds.length > 1);
   if (rounded.length > 0) {
     out.push('');
