@@ -44,9 +44,11 @@ export const SWEEP_INTERVAL_DEFAULT_MS = 60_000;
 export const SWEEP_BATCH_DEFAULT = 1_000;
 
 /**
- * How long past its expiry a session is kept: an instance may still hold a
- * touch of it from just before it expired (written within a second, or later
- * if the database was briefly away), which would have extended it.
+ * How long past its expiry a session is kept at least: an instance may still
+ * hold a touch of it from just before it expired (written within a second, or
+ * later if the database was briefly away), which would have extended it. The
+ * sweep goes by the hour a session expires in, so it is removed up to an hour
+ * after that (src/db/statements/sweeper.ts).
  */
 export const SESSION_SWEEP_GRACE_MS = 5 * 60_000;
 

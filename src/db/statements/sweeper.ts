@@ -17,8 +17,10 @@ import { computed, statement } from '../sql';
 const LOCK = `lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(x'7377657000000000'::bigint) AS locked)`;
 
 /**
- * Sessions that expired before $1, oldest first. Rows a request is touching
- * just then are skipped (SKIP LOCKED): the next batch or run takes them.
+ * Sessions whose whole expiry hour (expiry_hour, the indexed hour expires_at
+ * falls in) ended by $1: they expired before it. So a session goes between
+ * the cut-off and an hour after it. Rows a request is touching just then are
+ * skipped (SKIP LOCKED): the next batch or run takes them.
  */
 export const SWEEP_SESSIONS = statement({
   name: 'sweeper.sessions',
@@ -27,8 +29,8 @@ export const SWEEP_SESSIONS = statement({
   text: `WITH ${LOCK}, removed AS (
            DELETE FROM sessions WHERE id IN (
              SELECT id FROM sessions
-              WHERE expires_at < $1 AND (SELECT locked FROM lock)
-              ORDER BY expires_at
+              WHERE expiry_hour <= $1::timestamptz - interval '1 hour' AND expires_at < $1 AND (SELECT locked FROM lock)
+              ORDER BY expiry_hour
               LIMIT $2::int
                 FOR UPDATE SKIP LOCKED)
            RETURNING 1
