@@ -681,8 +681,8 @@ export async function runBench(options: BenchOptions): Promise<Report> {
           `sweeper: ${options.rounds} round(s) of the REST lookup on an instance sweeping every second ` +
             `(batches of ${options.sweepBatch}), without and with ${options.sweepBacklog.toLocaleString('en-US')} expired sessions`,
         );
-        // What the sweeper may remove: expired more than its grace (5 minutes) ago.
-        const due = `SELECT count(*)::int AS n FROM sessions WHERE expires_at < now() - interval '5 minutes'`;
+        // What the sweeper may remove: sessions whose expiry hour ended more than its grace (5 minutes) ago.
+        const due = `SELECT count(*)::int AS n FROM sessions WHERE expiry_hour <= now() - interval '5 minutes' - interval '1 hour'`;
         const backlogLeft = async () => (await db.query<{ n: number }>(due)).rows[0]!.n;
         const removedSoFar = async () => {
           const text = await (await request(`${sweeper.url}/metrics`)).text();

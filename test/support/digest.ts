@@ -36,7 +36,8 @@ export type Digest = Record<string, TableDigest>;
  * production auth settings.
  */
 export const BOOKKEEPING_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  sessions: ['expires_at'],
+  // expiry_hour: computed by the database from expires_at (the hour it falls in).
+  sessions: ['expires_at', 'expiry_hour'],
   users: ['last_request_at'],
 };
 
