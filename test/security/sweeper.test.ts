@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, type Pool } from 'pg';
+import { ConfigError, loadConfig } from '../../src/config';
 import { type Database, openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { recordFigures } from '../support/figures';
@@ -278,4 +279,22 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
     if (!usingServer()) await database.close();
   }
   figures.main = { expired: EXPIRED, batchSize: 500, intervalMs: 1000, sweptWithinMsOfListening: sweptAfterMs, shutdownMs };
+});
+
+test('its settings, the cap and the retention have defaults, and a value that would break them stops the start naming the variable', () => {
+  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
+  expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({ SWEEP_INTERVAL_MS: 0, DELETED_CONTENT_RETENTION_S: 2_592_000 });
+  for (const [name, value] of [
+    ['SWEEP_INTERVAL_MS', '500'],
+    ['SWEEP_INTERVAL_MS', '-1'],
+    ['SWEEP_BATCH_SIZE', '0'],
+    ['SWEEP_BATCH_SIZE', '100001'],
+    ['SESSIONS_PER_USER_MAX', '0'],
+    ['SESSIONS_PER_USER_MAX', 'many'],
+    ['DELETED_CONTENT_RETENTION_S', '-1'],
+    ['DELETED_CONTENT_RETENTION_S', '1.5'],
+  ]) {
+    expect(() => loadConfig({ [name!]: value! })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name!]: value! })).toThrow(new RegExp(`^Invalid configuration:\\n  ${name}: `));
+  }
 });
