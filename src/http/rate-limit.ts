@@ -12,12 +12,12 @@
 // Every counted response says where its budget stands (RateLimit-Limit,
 // -Remaining, -Reset: the budget nearest to exhaustion), so clients can pace
 // themselves instead of finding the limit by a 429.
-import { createHash } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { AppError, MESSAGES, RateLimitedError } from '../errors';
 import type { SharedRedis } from '../scale/redis';
+import { addressKey, digestKey } from '../services/keys';
 
 export interface RateLimitOptions {
   windowMs: number;
@@ -68,7 +68,7 @@ export async function registerRateLimits(
     const value = presentedCredential(request);
     if (value === undefined) return '';
     // Prefixed: both budgets share the plugin's store with address keys.
-    return `credential:${createHash('sha256').update(value).digest('base64url')}`;
+    return `credential:${digestKey(value)}`;
   };
 
   await fastify.register(rateLimit, {
@@ -88,7 +88,9 @@ export async function registerRateLimits(
   const byAddress = fastify.createRateLimit({
     max: options.perAddress,
     timeWindow: options.windowMs,
-    // The plugin's own key: the address normalised (IPv6 by /64).
+    // IPv6 by /64, as the plugin's own key, but of a fixed size: behind
+    // TRUST_PROXY the address is whatever the client forwarded.
+    keyGenerator: (request) => addressKey(request.ip),
   });
   const byCredential = fastify.createRateLimit({
     max: options.perCredential,

@@ -30,7 +30,7 @@ import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
 import type { SharedRedis } from '../scale/redis';
-import { type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts } from './login-attempts';
+import { type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts, subjects } from './login-attempts';
 import { hashSecret, newSecret, openSecret, signatureBase, verifyPassword, verifySignature } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
@@ -235,21 +235,24 @@ export class SessionsService {
 
   /**
    * The user named by login or email, if the password is theirs. Unknown
-   * logins and wrong passwords get the same answer after the same work; past
-   * the failure budgets, 429 before any check.
+   * names and wrong passwords get the same answer after the same work. The
+   * failures of a user count against the account, whichever name it was
+   * given by; those of an unknown name against that name; both against the
+   * client's address. Past a budget, 429 before the password is checked.
    */
   private async checkPassword(applicationId: number, credentials: UserCredentials, address: string): Promise<number> {
     const { field, value } = userIdentifier(credentials);
     const password = credentials.password!;
-    const key = `${applicationId}:${field}:${value}`;
-    const wait = await this.attempts.retryAfter(key, address);
-    if (wait > 0) throw new RateLimitedError(wait);
     const [user] = await query(this.pool, field === 'login' ? PASSWORD_BY_LOGIN : PASSWORD_BY_EMAIL, [applicationId, value]);
+    const subject = user ? subjects.account(applicationId, user.id) : subjects.name(applicationId, field, value);
+    const from = subjects.address(address);
+    const wait = await this.attempts.retryAfter([subject, from]);
+    if (wait > 0) throw new RateLimitedError(wait);
     if (!(await verifyPassword(password, user?.passwordHash))) {
-      await this.attempts.failed(key, address);
+      await this.attempts.failed([subject, from]);
       throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
     }
-    await this.attempts.succeeded(key);
+    await this.attempts.succeeded(subject);
     return user!.id;
   }
 }

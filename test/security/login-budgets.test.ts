@@ -1,0 +1,242 @@
+// Failed-password budgets (src/services/login-attempts.ts), as a guesser
+// meets them: one budget per account, whichever of its names (login or email)
+// a guess uses and whichever way it comes in (POST /login.json, a signed POST
+// /session.json with user[login] or user[email], GraphQL's login and
+// createSession); one per unknown name; one per client address. In this
+// process's memory, and with Redis shared by instances.
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import Redis from 'ioredis';
+import { type App, type AppOptions, createApp } from '../../src/app';
+import { MESSAGES } from '../../src/errors';
+import { connectRedis, type SharedRedis } from '../../src/scale/redis';
+import { SURFACES, type Surface, surfaceOf, value } from '../behaviour/surfaces';
+import { recordFigures } from '../support/figures';
+import { seedTenant, type Tenant } from '../support/seed';
+import { fetchResult, type HttpResult, openTestDatabase, startService, type TestService } from '../support/service';
+import { restForm, signedSessionRequest } from '../support/sessions';
+
+/** Failures allowed per account (and per unknown name) in these tests. */
+const PER_ACCOUNT = 4;
+const RIGHT = 'password123';
+const TOO_MANY = /^Too many requests: retry in \d+ s$/;
+
+let service: TestService;
+const figures: Record<string, unknown> = {};
+
+beforeAll(async () => {
+  // A budget per address far from reach: each test here spends its own account's.
+  service = await startService({ sessions: { loginAttempts: { perLogin: PER_ACCOUNT, perAddress: 10_000, windowMs: 60_000 } } });
+});
+afterAll(async () => {
+  recordFigures('login-budgets', figures);
+  await service?.close();
+});
+
+const seed = () => seedTenant(service.app.services);
+const token = (session: { token: string }) => ({ 'SVC-Token': session.token });
+const email = (t: Tenant) => t.owner.email!;
+
+describe.each(SURFACES)('%s', (name) => {
+  let surface: Surface;
+  beforeAll(() => {
+    surface = surfaceOf(name, service);
+  });
+
+  test('wrong passwords through the login and through the email spend one budget: past it both names are 429, the right password included', async () => {
+    const t = await seed();
+    const session = value(await surface.createSession(signedSessionRequest(t)));
+    for (let i = 0; i < PER_ACCOUNT; i++) {
+      const credentials = i % 2 === 0 ? { login: 'owner', password: `wrong-${i}` } : { email: email(t), password: `wrong-${i}` };
+      surface.expectFailure(await surface.login(token(session), credentials), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    // The issue's attack: with the login locked, the email opened the account.
+    surface.expectFailure(await surface.login(token(session), { email: email(t), password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+    surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+    // Signed session requests naming the user either way meet the same budget.
+    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { email: email(t), password: RIGHT })), 'TOO_MANY_REQUESTS', TOO_MANY);
+    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { login: 'owner', password: RIGHT })), 'TOO_MANY_REQUESTS', TOO_MANY);
+    expect(value(await surface.session(token(session))).userId).toBeNull();
+    // Other accounts of the application keep their own budgets.
+    expect(value(await surface.login(token(session), { email: t.member.email!, password: RIGHT })).id).toBe(t.member.id);
+  });
+
+  test('signed session requests spend the same budget as logins: failures through user[email] and user[login] lock both', async () => {
+    const t = await seed();
+    for (let i = 0; i < PER_ACCOUNT; i++) {
+      const user = i % 2 === 0 ? { email: email(t), password: `wrong-${i}` } : { login: 'owner', password: `wrong-${i}` };
+      surface.expectFailure(await surface.createSession(signedSessionRequest(t, user)), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    const session = value(await surface.createSession(signedSessionRequest(t)));
+    surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { email: email(t), password: RIGHT })), 'TOO_MANY_REQUESTS', TOO_MANY);
+  });
+
+  test('a right password ends the account’s failures, whichever name the failures and the success used', async () => {
+    const t = await seed();
+    const session = value(await surface.createSession(signedSessionRequest(t)));
+    for (let i = 0; i < PER_ACCOUNT - 1; i++) {
+      surface.expectFailure(await surface.login(token(session), { email: email(t), password: `wrong-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    expect(value(await surface.login(token(session), { login: 'owner', password: RIGHT })).id).toBe(t.owner.id);
+    // A whole budget again, through the email as well.
+    for (let i = 0; i < PER_ACCOUNT; i++) {
+      surface.expectFailure(await surface.login(token(session), { email: email(t), password: `again-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+  });
+
+  test('an unknown login or email has a budget of its own, answered exactly as an account’s is', async () => {
+    const t = await seed();
+    const session = value(await surface.createSession(signedSessionRequest(t)));
+    for (let i = 0; i < PER_ACCOUNT; i++) {
+      surface.expectFailure(await surface.login(token(session), { login: 'nobody', password: `wrong-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    surface.expectFailure(await surface.login(token(session), { login: 'nobody', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+    // Another unknown name, and the accounts, are not affected.
+    surface.expectFailure(await surface.login(token(session), { email: 'nobody@example.com', password: RIGHT }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    expect(value(await surface.login(token(session), { login: 'owner', password: RIGHT })).id).toBe(t.owner.id);
+  });
+});
+
+test('the budget is the account’s across paths and surfaces: REST logins, GraphQL session requests, form and JSON bodies', async () => {
+  const t = await seed();
+  const { token: appToken } = value(await surfaceOf('REST', service).createSession(signedSessionRequest(t)));
+  const rest = (body: Record<string, string>, form: boolean) =>
+    service.rest('POST', '/login.json', { headers: { 'SVC-Token': appToken }, body, form });
+  const graphqlSession = (user: Record<string, string>) =>
+    service.graphql('mutation ($input: SessionRequestInput!) { createSession(input: $input) { userId } }', { input: signedSessionRequest(t, user) });
+
+  const answers: number[] = [];
+  answers.push((await rest({ login: 'owner', password: 'wrong-1' }, true)).status);
+  answers.push((await rest({ email: email(t), password: 'wrong-2' }, false)).status);
+  const viaGraphQL = await graphqlSession({ email: email(t), password: 'wrong-3' });
+  expect(viaGraphQL.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+  const signed = await service.rest('POST', '/session.json', { body: restForm(signedSessionRequest(t, { login: 'owner', password: 'wrong-4' })), form: true });
+  answers.push(signed.status);
+  expect(answers).toEqual([401, 401, 401]);
+
+  const locked = await graphqlSession({ login: 'owner', password: RIGHT });
+  expect(locked.body.errors?.[0]?.extensions?.code).toBe('TOO_MANY_REQUESTS');
+  const lockedRest = await rest({ email: email(t), password: RIGHT }, false);
+  expect(lockedRest.status).toBe(429);
+  expect(lockedRest.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.stringMatching(TOO_MANY) });
+  expect(Number(lockedRest.headers.get('retry-after'))).toBeGreaterThan(0);
+  figures.oneAccountTwoNames = { perAccount: PER_ACCOUNT, failuresBefore429: 4, rightPasswordAfter: lockedRest.status };
+});
+
+describe('per client address (behind a proxy: TRUST_PROXY)', () => {
+  const PER_ADDRESS = 5;
+  let proxied: TestService;
+  beforeAll(async () => {
+    proxied = await startService({
+      trustProxy: true,
+      sessions: { loginAttempts: { perLogin: 1_000, perAddress: PER_ADDRESS, windowMs: 60_000 } },
+    });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+  });
+
+  const login = (t: Tenant, appToken: string, from: string, credentials: Record<string, string>) =>
+    proxied.rest('POST', '/login.json', { headers: { 'SVC-Token': appToken, 'X-Forwarded-For': from }, body: credentials });
+
+  test('failures from one address count together whatever the names; past the budget its right passwords are 429 too, other addresses are served', async () => {
+    const t = await seedTenant(proxied.app.services);
+    const appToken = t.appToken;
+    const from = '203.0.113.7';
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_ADDRESS; i++) statuses.push((await login(t, appToken, from, { login: `guess-${i}`, password: 'wrong' })).status);
+    expect(statuses).toEqual(Array(PER_ADDRESS).fill(401));
+    expect((await login(t, appToken, from, { login: 'owner', password: RIGHT })).status).toBe(429);
+    expect((await login(t, appToken, '203.0.113.8', { login: 'owner', password: RIGHT })).status).toBe(200);
+  });
+
+  test('IPv6 addresses count by their /64, as the request budgets do: a client cannot rotate through its own subnet', async () => {
+    const t = await seedTenant(proxied.app.services);
+    const appToken = t.appToken;
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_ADDRESS; i++) {
+      statuses.push((await login(t, appToken, `2001:db8:77:1::${(i + 1).toString(16)}`, { login: `guess-${i}`, password: 'wrong' })).status);
+    }
+    expect(statuses).toEqual(Array(PER_ADDRESS).fill(401));
+    expect((await login(t, appToken, '2001:db8:77:1:ffff:ffff:ffff:ffff', { login: 'owner', password: RIGHT })).status).toBe(429);
+    // The next /64 is another client.
+    expect((await login(t, appToken, '2001:db8:77:2::1', { login: 'owner', password: RIGHT })).status).toBe(200);
+  });
+});
+
+describe('with Redis, shared by instances', () => {
+  const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const PREFIX = `chatsvc-test-budgets:${process.pid}:${Date.now()}:`;
+  let redis: SharedRedis | undefined;
+  const apps: App[] = [];
+  let database: Awaited<ReturnType<typeof openTestDatabase>>;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      await probe.ping();
+      redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
+    } catch {
+      console.warn(`login-budgets.test.ts: Redis at ${REDIS_URL} is unreachable (set TEST_REDIS_URL): the Redis tests are skipped`);
+    } finally {
+      probe.disconnect();
+    }
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    if (redis) {
+      const keys = await redis.client.keys(`${PREFIX}*`);
+      if (keys.length > 0) await redis.client.del(...keys);
+      await redis.close();
+    }
+    await database?.close();
+  });
+
+  async function instance(options: Omit<AppOptions, 'database'>) {
+    const app = await createApp({ ...options, database });
+    apps.push(app);
+    await app.fastify.listen({ host: '127.0.0.1', port: 0 });
+    const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+    return {
+      app,
+      login: (headers: Record<string, string>, body: Record<string, string>): Promise<HttpResult> =>
+        fetchResult(`${base}/login.json`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+      graphql: (query: string, variables: Record<string, unknown>): Promise<HttpResult> =>
+        fetchResult(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }),
+    };
+  }
+
+  test('one account, two names, two instances: one budget; the counters in Redis hold no login or email', async () => {
+    if (!redis) return console.warn('skipped (Redis unreachable)');
+    // One SECRETS_KEY, as instances of one deployment have: either opens the auth secret.
+    const options = { redis, secretsKey: randomBytes(32), sessions: { loginAttempts: { perLogin: PER_ACCOUNT, perAddress: 10_000, windowMs: 60_000 } } };
+    const [a, b] = [await instance(options), await instance(options)];
+    const t = await seedTenant(a.app.services);
+    const statuses: number[] = [];
+    for (let i = 0; i < PER_ACCOUNT; i++) {
+      const [at, body] = i % 2 === 0 ? [a, { login: 'owner', password: `wrong-${i}` }] : [b, { email: email(t), password: `wrong-${i}` }];
+      statuses.push((await at.login(t.as.app, body)).status);
+    }
+    expect(statuses).toEqual(Array(PER_ACCOUNT).fill(401));
+    expect((await a.login(t.as.app, { email: email(t), password: RIGHT })).status).toBe(429);
+    expect((await b.login(t.as.app, { login: 'owner', password: RIGHT })).status).toBe(429);
+    const signed = await b.graphql('mutation ($input: SessionRequestInput!) { createSession(input: $input) { userId } }', {
+      input: signedSessionRequest(t, { email: email(t), password: RIGHT }),
+    });
+    expect((signed.body as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('TOO_MANY_REQUESTS');
+
+    // Names are client input (and an email is personal data): the counters are keyed by the account, or by a digest.
+    const keys = await redis.client.keys(`${PREFIX}login-failures:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      expect(key).not.toContain('owner');
+      expect(key).not.toContain('@');
+    }
+    figures.redis = { perAccount: PER_ACCOUNT, instances: 2, keys: keys.map((key) => key.slice(PREFIX.length).replace(/:[^:]*$/, ':…')) };
+  });
+});
