@@ -7,9 +7,11 @@
 //   a name that exists from one that does not;
 // - per client address, whatever the names.
 //
-// Past a budget, further attempts are refused (429) before the password is
-// checked, so guessing costs the guesser time, not the service scrypt work; a
-// success clears its account's count.
+// Each attempt is counted before its password is checked, and given back
+// when the password is right: concurrent guesses cannot all pass a budget's
+// check before any of them fails. Past a budget, attempts are refused (429)
+// without a check, so guessing costs the guesser time, not the service
+// scrypt work; a success clears its account's count.
 //
 // Keys have a fixed size and hold no name (src/services/keys.ts): an account
 // by its ids, a name by a digest, an address by its client (IPv6 by /64).
@@ -22,7 +24,7 @@
 // rate-limiter-flexible (npm) has this pattern, but its memory store keeps
 // every key of a window (a timer each, no bound on their number), which a
 // spray of names would grow without limit; its Redis store does what
-// SharedLoginAttempts does (SET NX PX, INCR).
+// SharedLoginAttempts does (SET NX PX and INCR in one script).
 import type { SharedRedis } from '../scale/redis';
 import { addressKey, digestKey } from './keys';
 
@@ -52,10 +54,14 @@ export const subjects = {
 
 /** What the sessions service asks of a failure budget (in memory or in Redis). */
 export interface FailureBudget {
-  /** Seconds until these subjects may try again; 0 when they may try now. */
-  retryAfter(subjects: readonly Subject[]): number | Promise<number>;
-  failed(subjects: readonly Subject[]): void | Promise<void>;
-  succeeded(subject: Subject): void | Promise<void>;
+  /**
+   * Counts an attempt against each subject, unless one of their budgets is
+   * spent: then counts nothing and answers the seconds until it may try
+   * again (0: counted, go ahead).
+   */
+  attempt(subjects: readonly Subject[]): number | Promise<number>;
+  /** The attempt's password was right: clears the account's failures and gives the address its attempt back. */
+  succeeded(subject: Subject, from: Subject): void | Promise<void>;
 }
 
 interface Window {
@@ -63,7 +69,7 @@ interface Window {
   resetAt: number;
 }
 
-/** Windows remembered (the least recently failed forgotten first): bounds memory under a spray of names. */
+/** Windows remembered (the least recently counted forgotten first): bounds memory under a spray of names. */
 export const TRACKED_KEYS = 50_000;
 
 const maxima = (options: LoginAttemptsOptions): Record<Subject['budget'], number> => {
@@ -86,7 +92,20 @@ export class LoginAttempts implements FailureBudget {
     return this.windows.size;
   }
 
-  retryAfter(subjects: readonly Subject[], now = Date.now()): number {
+  attempt(subjects: readonly Subject[], now = Date.now()): number {
+    const seconds = this.wait(subjects, now);
+    if (seconds === 0) this.count(subjects, now);
+    return seconds;
+  }
+
+  succeeded(subject: Subject, from: Subject, now = Date.now()): void {
+    this.windows.delete(subject.key);
+    const window = this.current(from.key, now);
+    if (window && window.failures > 0) window.failures--;
+  }
+
+  /** Seconds until none of the subjects' budgets is spent. */
+  wait(subjects: readonly Subject[], now = Date.now()): number {
     let seconds = 0;
     for (const { budget, key } of subjects) {
       const window = this.current(key, now);
@@ -95,7 +114,8 @@ export class LoginAttempts implements FailureBudget {
     return seconds;
   }
 
-  failed(subjects: readonly Subject[], now = Date.now()): void {
+  /** Counts an attempt against each subject, whatever their budgets. */
+  count(subjects: readonly Subject[], now = Date.now()): void {
     for (const { key } of subjects) {
       const window = this.current(key, now) ?? { failures: 0, resetAt: now + this.windowMs };
       window.failures++;
@@ -103,10 +123,6 @@ export class LoginAttempts implements FailureBudget {
       this.windows.set(key, window);
       if (this.windows.size > TRACKED_KEYS) this.windows.delete(this.windows.keys().next().value as string);
     }
-  }
-
-  succeeded(subject: Subject): void {
-    this.windows.delete(subject.key);
   }
 
   private current(key: string, now: number): Window | undefined {
@@ -118,6 +134,32 @@ export class LoginAttempts implements FailureBudget {
     return window;
   }
 }
+
+/**
+ * Checks every budget, then counts the attempt against each, in one atomic
+ * step: two instances cannot both pass a budget's last attempt. Answers the
+ * milliseconds to wait (0: counted). KEYS: the subjects'; ARGV: the window,
+ * then each subject's maximum.
+ */
+const ATTEMPT = `
+local wait = 0
+for i, key in ipairs(KEYS) do
+  if tonumber(redis.call('GET', key) or '0') >= tonumber(ARGV[i + 1]) then
+    wait = math.max(wait, redis.call('PTTL', key), 1)
+  end
+end
+if wait > 0 then return wait end
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, 0, 'PX', ARGV[1], 'NX')
+  redis.call('INCR', key)
+end
+return 0`;
+
+/** A success: the account's failures cleared, the address's attempt given back (if its window still runs). */
+const SUCCEEDED = `
+redis.call('DEL', KEYS[1])
+if tonumber(redis.call('GET', KEYS[2]) or '0') > 0 then redis.call('DECR', KEYS[2]) end
+return 0`;
 
 /** The same budgets, counted in Redis (fixed windows: a key per subject, expiring with its window). */
 export class SharedLoginAttempts implements FailureBudget {
@@ -140,42 +182,25 @@ export class SharedLoginAttempts implements FailureBudget {
     return `${this.redis.prefix}login-failures:${subject.key}`;
   }
 
-  async retryAfter(subjects: readonly Subject[]): Promise<number> {
+  async attempt(subjects: readonly Subject[]): Promise<number> {
+    let waitMs: number;
     try {
-      const pipeline = this.redis.client.pipeline();
-      for (const subject of subjects) pipeline.get(this.redisKey(subject)).pttl(this.redisKey(subject));
-      const results = (await pipeline.exec()) ?? [];
-      let seconds = 0;
-      subjects.forEach(({ budget }, i) => {
-        const [countError, count] = results[2 * i]!;
-        const [ttlError, ttl] = results[2 * i + 1]!;
-        if (countError || ttlError) throw countError ?? ttlError;
-        if (Number(count ?? 0) >= this.max[budget]) seconds = Math.max(seconds, Math.ceil(Math.max(Number(ttl), 0) / 1000), 1);
-      });
-      return seconds;
+      const keys = subjects.map((subject) => this.redisKey(subject));
+      const maxima = subjects.map(({ budget }) => this.max[budget]);
+      waitMs = Number(await this.redis.client.eval(ATTEMPT, keys.length, ...keys, this.windowMs, ...maxima));
     } catch {
       this.storeErrors++;
-      return this.local.retryAfter(subjects);
+      return this.local.attempt(subjects);
     }
-  }
-
-  async failed(subjects: readonly Subject[]): Promise<void> {
     // Counted here too: if Redis fails later in the window, this instance still knows.
-    this.local.failed(subjects);
-    try {
-      const multi = this.redis.client.multi();
-      // NX: the window starts with its first failure and is not moved by later ones.
-      for (const subject of subjects) multi.set(this.redisKey(subject), 0, 'PX', this.windowMs, 'NX').incr(this.redisKey(subject));
-      await multi.exec();
-    } catch {
-      this.storeErrors++;
-    }
+    if (waitMs === 0) this.local.count(subjects);
+    return Math.ceil(waitMs / 1000);
   }
 
-  async succeeded(subject: Subject): Promise<void> {
-    this.local.succeeded(subject);
+  async succeeded(subject: Subject, from: Subject): Promise<void> {
+    this.local.succeeded(subject, from);
     try {
-      await this.redis.client.del(this.redisKey(subject));
+      await this.redis.client.eval(SUCCEEDED, 2, this.redisKey(subject), this.redisKey(from));
     } catch {
       this.storeErrors++;
     }

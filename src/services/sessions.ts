@@ -246,13 +246,11 @@ export class SessionsService {
     const [user] = await query(this.pool, field === 'login' ? PASSWORD_BY_LOGIN : PASSWORD_BY_EMAIL, [applicationId, value]);
     const subject = user ? subjects.account(applicationId, user.id) : subjects.name(applicationId, field, value);
     const from = subjects.address(address);
-    const wait = await this.attempts.retryAfter([subject, from]);
+    // Counted now, given back if the password is right.
+    const wait = await this.attempts.attempt([subject, from]);
     if (wait > 0) throw new RateLimitedError(wait);
-    if (!(await verifyPassword(password, user?.passwordHash))) {
-      await this.attempts.failed([subject, from]);
-      throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
-    }
-    await this.attempts.succeeded(subject);
+    if (!(await verifyPassword(password, user?.passwordHash))) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
+    await this.attempts.succeeded(subject, from);
     return user!.id;
   }
 }

@@ -125,6 +125,19 @@ test('the budget is the account’s across paths and surfaces: REST logins, Grap
   figures.oneAccountTwoNames = { perAccount: PER_ACCOUNT, failuresBefore429: 4, rightPasswordAfter: lockedRest.status };
 });
 
+test('20 guesses sent at once at one account through both names: exactly the budget is checked (401), the rest refused (429)', async () => {
+  const t = await seed();
+  const guesses = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      service.rest('POST', '/login.json', { headers: t.as.app, body: i % 2 === 0 ? { login: 'owner', password: `wrong-${i}` } : { email: email(t), password: `wrong-${i}` } }),
+    ),
+  );
+  const statuses = guesses.map((res) => res.status).sort();
+  expect(statuses).toEqual([...Array(PER_ACCOUNT).fill(401), ...Array(20 - PER_ACCOUNT).fill(429)]);
+  expect((await service.rest('POST', '/login.json', { headers: t.as.app, body: { login: 'owner', password: RIGHT } })).status).toBe(429);
+  figures.concurrentGuesses = { sent: 20, perAccount: PER_ACCOUNT, checked: statuses.filter((s) => s === 401).length };
+});
+
 describe('per client address (behind a proxy: TRUST_PROXY)', () => {
   const PER_ADDRESS = 5;
   let proxied: TestService;
@@ -237,6 +250,14 @@ describe('with Redis, shared by instances', () => {
       expect(key).not.toContain('owner');
       expect(key).not.toContain('@');
     }
+    // Guesses at once across both instances meet the same one budget.
+    const other = await seedTenant(a.app.services);
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).login(other.as.app, i % 3 === 0 ? { email: email(other), password: `w-${i}` } : { login: 'owner', password: `w-${i}` })),
+    );
+    expect(burst.filter((res) => res.status === 401)).toHaveLength(PER_ACCOUNT);
+    expect(burst.filter((res) => res.status === 429)).toHaveLength(12 - PER_ACCOUNT);
+
     figures.redis = { perAccount: PER_ACCOUNT, instances: 2, keys: keys.map((key) => key.slice(PREFIX.length).replace(/:[^:]*$/, ':…')) };
   });
 });
