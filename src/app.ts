@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
-import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { Counter } from 'prom-client';
@@ -19,6 +18,7 @@ import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocument
 import { type CachingOptions, registerCaching, sendUnstored } from './http/caching';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
+import { parseQuery, registerBodyParsers } from './http/parsing';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
 import { registerSchemaEndpoint } from './http/schema-endpoint';
 import { clientErrorHandler, DEFAULT_TIMEOUTS, registerBodyTimeouts, serverTimeouts, type TimeoutOptions } from './http/timeouts';
@@ -180,7 +180,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
-    routerOptions: { maxParamLength: MAX_URL_BYTES },
+    routerOptions: { maxParamLength: MAX_URL_BYTES, querystringParser: parseQuery },
     ...(options.https
       ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }
       : { http: { maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }),
@@ -199,21 +199,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     frameworkErrors: failures.frameworkErrors,
   });
 
-  // An empty JSON body is no body: legacy clients send Content-Type:
-  // application/json on DELETE and GET without one.
-  // Bodies are JSON or form-encoded: anything else is 415, not a string body.
-  fastify.removeContentTypeParser('text/plain');
-  fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
-    const source = String(text);
-    if (source.trim() === '') return done(null, undefined);
-    try {
-      done(null, JSON.parse(source));
-    } catch {
-      done(new AppError('BAD_REQUEST', `${MESSAGES.malformedBody}: invalid JSON`), undefined);
-    }
-  });
-  await fastify.register(formbody);
+  await registerBodyParsers(fastify);
 
   failures.register(fastify);
   registerBodyTimeouts(fastify, timeouts);

@@ -22,12 +22,12 @@ declare module 'fastify' {
   }
 }
 
-/** REST names of inputs whose GraphQL name differs. */
-const REST_FIELD_NAMES: Record<string, string> = {
-  externalUserId: 'external_user_id',
-  applicationId: 'application_id',
-  authKey: 'auth_key',
-};
+/** REST names of inputs whose GraphQL name differs (a Map: a client's `constructor` parameter names nothing here). */
+const REST_FIELD_NAMES = new Map([
+  ['externalUserId', 'external_user_id'],
+  ['applicationId', 'application_id'],
+  ['authKey', 'auth_key'],
+]);
 
 export function errorBody(error: AppError, style: ErrorStyle): unknown {
   if (style === 'list') return { errors: [error.message] };
@@ -36,7 +36,7 @@ export function errorBody(error: AppError, style: ErrorStyle): unknown {
     case 'base':
       return { errors: { base: [error.message] } };
     case 'field': {
-      const field = error.field === undefined ? 'base' : (REST_FIELD_NAMES[error.field] ?? error.field);
+      const field = error.field === undefined ? 'base' : (REST_FIELD_NAMES.get(error.field) ?? error.field);
       return { errors: { [field]: [error.message] } };
     }
     case 'code':

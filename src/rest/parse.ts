@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ContactInput, SessionRecordFragment, SessionRequestInput } from '../__generated__/graphql';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { RouteNotFound } from '../http/failures';
+import { parseJson } from '../http/parsing';
 import { EXTERNAL_USER_ID_RULE, INT32_MAX } from '../services/validate';
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -68,7 +69,8 @@ const SESSION_USER_PARAMETERS = ['login', 'email', 'password'] as const;
  * (social `provider` logins, anything else) are refused by name.
  */
 export function sessionRequest(body: unknown): SessionRequestInput {
-  const flat: Record<string, unknown> = {};
+  // Without a prototype: a parameter named `__proto__` is a key like any other (and unknown).
+  const flat: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(bodyObject(body))) {
     if (key === 'user' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
       for (const [field, inner] of Object.entries(value)) flat[`user[${field}]`] = inner;
@@ -146,13 +148,13 @@ export function queryObject(request: FastifyRequest<{ Querystring: Query }>): Qu
   if (!decoded.startsWith('{')) return request.query;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(decoded);
+    parsed = parseJson(decoded);
   } catch {
     throw new AppError('BAD_REQUEST', 'Malformed query: invalid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError('BAD_REQUEST', 'Malformed query: expected a JSON object');
   // null is an absent parameter; numbers keep their text; anything else is no query value.
-  const query: Query = {};
+  const query: Query = Object.create(null);
   for (const [key, value] of Object.entries(parsed)) {
     if (value === null) continue;
     if (typeof value === 'string') query[key] = value;
