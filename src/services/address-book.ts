@@ -64,7 +64,8 @@ export interface RegisteredUsersPage {
 export const encodeCursor = (userId: number): string => Buffer.from(`u:${userId}`).toString('base64url');
 
 function decodeCursor(cursor: string): number {
-  const match = /^u:([1-9][0-9]{0,9})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'));
+  // One longer than any cursor is not decoded at all.
+  const match = cursor.length <= validate.LIMITS.cursorLength ? /^u:([1-9][0-9]{0,9})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1')) : null;
   const id = match ? Number(match[1]) : NaN;
   // base64url decoding ignores stray characters: only the exact encoding is a cursor.
   if (!(id <= validate.INT32_MAX) || encodeCursor(id) !== cursor) {
@@ -180,7 +181,7 @@ function contactProblems(contact: ContactInput): string[] {
   if (typeof contact.phone !== 'string' || !validate.PHONE_PATTERN.test(contact.phone)) reasons.push(validate.PHONE_RULE);
   if (!contact.destroy) {
     const { name } = contact;
-    if (typeof name !== 'string' || name.length === 0 || name.length > validate.LIMITS.contactNameLength) {
+    if (typeof name !== 'string' || name.length === 0 || !validate.atMostCharacters(name, validate.LIMITS.contactNameLength)) {
       reasons.push(`name must be 1 to ${validate.LIMITS.contactNameLength} characters`);
     } else if (name.includes('\u0000')) {
       reasons.push('name must not contain NUL characters');

@@ -4,6 +4,7 @@ import type { PrismaClient } from '../db';
 import { badInput } from '../errors';
 import { hashSecret, newSecret, openSecret, sealSecret } from './secrets';
 import type { SessionsService } from './sessions';
+import * as validate from './validate';
 
 /** What an SDK app is configured with: `QB.init(applicationId, authKey, authSecret)`. */
 export interface AuthCredentials {
@@ -27,7 +28,8 @@ export class ApplicationsService {
 
   /** Creates an application with its API key and its auth key and secret. */
   async create(name: string): Promise<CreatedApplication> {
-    if (name.trim() === '' || name.length > 255) throw badInput('name', 'name must be 1 to 255 characters');
+    const max = validate.LIMITS.applicationNameLength;
+    if (name.trim() === '' || !validate.atMostCharacters(name, max)) throw badInput('name', `name must be 1 to ${max} characters`);
     const apiKey = newSecret();
     const auth = newAuthCredentials();
     const application = await this.prisma.application.create({

@@ -19,7 +19,7 @@ import { AppError, MESSAGES } from '../errors';
 import type { Caller, SessionRef } from './caller';
 import type { RevocationBus } from '../scale/revocations';
 import { hashSecret } from './secrets';
-import { INT32_MAX } from './validate';
+import { INT32_MAX, LIMITS } from './validate';
 
 /** The credential headers of a request, as sent (undefined when absent). */
 export interface Credentials {
@@ -41,7 +41,7 @@ const FLUSH_ATTEMPTS = 4;
 /** Revocation messages name a session by its token hash, an API key by `apikey:` and its hash. */
 export const API_KEY_MESSAGE = 'apikey:';
 
-const API_KEY_PATTERN = /^ApiKey ([\x21-\x7e]{1,512})$/;
+const API_KEY_PATTERN = new RegExp(`^ApiKey ([\\x21-\\x7e]{1,${LIMITS.apiKeyLength}})$`);
 const USER_ID_PATTERN = /^[1-9][0-9]{0,9}$/;
 
 export interface AuthOptions {
@@ -102,6 +102,8 @@ export class AuthService {
   }
 
   private async bySessionToken(token: string): Promise<Caller> {
+    // Longer than any token: names no session, without hashing it or asking the database.
+    if (token.length > LIMITS.sessionTokenLength) throw new AppError('UNAUTHENTICATED', MESSAGES.sessionMissing);
     const hash = hashSecret(token);
     const now = Date.now();
     const cached = this.sessions.get(hash);
@@ -128,16 +130,17 @@ export class AuthService {
     const key = API_KEY_PATTERN.exec(authorization)?.[1];
     if (key === undefined) throw new AppError('UNAUTHENTICATED', MESSAGES.malformedAuthorization);
     const hash = hashSecret(key);
-    const cacheKey = `${hash}:${onBehalfOf ?? ''}`;
-    const now = Date.now();
-    const cached = this.apiKeys.get(cacheKey);
-    if (cached && now - cached.checkedAt < this.cacheMs) return cached.caller;
-
     let userId: number | null = null;
     if (onBehalfOf !== undefined) {
       // A malformed id names no user: the same answer as an unknown one.
       userId = USER_ID_PATTERN.test(onBehalfOf) && Number(onBehalfOf) <= INT32_MAX ? Number(onBehalfOf) : 0;
     }
+    // Keyed by the parsed id, not the header as sent: a fixed size per entry.
+    const cacheKey = `${hash}:${userId ?? ''}`;
+    const now = Date.now();
+    const cached = this.apiKeys.get(cacheKey);
+    if (cached && now - cached.checkedAt < this.cacheMs) return cached.caller;
+
     const [app] = await query(this.pool, API_KEY, [hash, userId]);
     if (!app) throw new AppError('UNAUTHENTICATED', MESSAGES.unknownApiKey);
     let caller: Caller;

@@ -54,6 +54,8 @@ export const subjects = {
 
 /** What the sessions service asks of a failure budget (in memory or in Redis). */
 export interface FailureBudget {
+  /** Seconds until none of these subjects' budgets is spent (0: now); counts nothing. */
+  retryAfter(subjects: readonly Subject[]): number | Promise<number>;
   /**
    * Counts an attempt against each subject, unless one of their budgets is
    * spent: then counts nothing and answers the seconds until it may try
@@ -104,8 +106,12 @@ export class LoginAttempts implements FailureBudget {
     if (window && window.failures > 0) window.failures--;
   }
 
+  retryAfter(subjects: readonly Subject[], now = Date.now()): number {
+    return this.wait(subjects, now);
+  }
+
   /** Seconds until none of the subjects' budgets is spent. */
-  wait(subjects: readonly Subject[], now = Date.now()): number {
+  private wait(subjects: readonly Subject[], now: number): number {
     let seconds = 0;
     for (const { budget, key } of subjects) {
       const window = this.current(key, now);
@@ -180,6 +186,25 @@ export class SharedLoginAttempts implements FailureBudget {
 
   private redisKey(subject: Subject): string {
     return `${this.redis.prefix}login-failures:${subject.key}`;
+  }
+
+  async retryAfter(subjects: readonly Subject[]): Promise<number> {
+    try {
+      const pipeline = this.redis.client.pipeline();
+      for (const subject of subjects) pipeline.get(this.redisKey(subject)).pttl(this.redisKey(subject));
+      const results = (await pipeline.exec()) ?? [];
+      let seconds = 0;
+      subjects.forEach(({ budget }, i) => {
+        const [countError, count] = results[2 * i]!;
+        const [ttlError, ttl] = results[2 * i + 1]!;
+        if (countError || ttlError) throw countError ?? ttlError;
+        if (Number(count ?? 0) >= this.max[budget]) seconds = Math.max(seconds, Math.ceil(Math.max(Number(ttl), 0) / 1000), 1);
+      });
+      return seconds;
+    } catch {
+      this.storeErrors++;
+      return this.local.retryAfter(subjects);
+    }
   }
 
   async attempt(subjects: readonly Subject[]): Promise<number> {

@@ -81,7 +81,7 @@ export const SESSIONS_PER_USER_DEFAULT = 100;
 
 const APPLICATION_ID = /^[1-9][0-9]{0,9}$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
-const NONCE = /^[\x21-\x7e]{1,64}$/;
+const NONCE = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonceLength}}$`);
 
 export class SessionsService {
   private readonly windowSeconds: number;
@@ -111,9 +111,11 @@ export class SessionsService {
   async create(request: SessionRequest, address: string): Promise<SessionView> {
     const now = this.now();
     const applicationId = parseApplicationId(request.applicationId);
-    validate.text(request.authKey, 'authKey');
+    validate.boundedText(request.authKey, 'authKey', validate.LIMITS.authKeyLength, 'auth_key');
     if (!TIMESTAMP.test(request.timestamp)) throw badInput('timestamp', 'timestamp must be a Unix time in seconds');
-    if (!NONCE.test(request.nonce)) throw badInput('nonce', 'nonce must be 1 to 64 printable characters');
+    if (!NONCE.test(request.nonce)) throw badInput('nonce', `nonce must be 1 to ${validate.LIMITS.nonceLength} printable characters`);
+    // Longer than any HMAC's hex; a shorter wrong one is an unexpected signature (QuickBlox's answer).
+    validate.boundedText(request.signature, 'signature', validate.LIMITS.signatureLength);
     const user = request.user ?? undefined;
     if (user) userIdentifier(user);
 
@@ -243,11 +245,14 @@ export class SessionsService {
   private async checkPassword(applicationId: number, credentials: UserCredentials, address: string): Promise<number> {
     const { field, value } = userIdentifier(credentials);
     const password = credentials.password!;
+    const from = subjects.address(address);
+    // An address past its budget costs not even the lookup.
+    let wait = await this.attempts.retryAfter([from]);
+    if (wait > 0) throw new RateLimitedError(wait);
     const [user] = await query(this.pool, field === 'login' ? PASSWORD_BY_LOGIN : PASSWORD_BY_EMAIL, [applicationId, value]);
     const subject = user ? subjects.account(applicationId, user.id) : subjects.name(applicationId, field, value);
-    const from = subjects.address(address);
     // Counted now, given back if the password is right.
-    const wait = await this.attempts.attempt([subject, from]);
+    wait = await this.attempts.attempt([subject, from]);
     if (wait > 0) throw new RateLimitedError(wait);
     if (!(await verifyPassword(password, user?.passwordHash))) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
     await this.attempts.succeeded(subject, from);
@@ -270,8 +275,8 @@ function userIdentifier(credentials: UserCredentials): { field: 'login' | 'email
   const value = credentials[field];
   if (value === null || value === undefined || value === '') throw badInput('login', 'login or email is required');
   if (password === null || password === undefined || password === '') throw badInput('password', 'password is required');
-  validate.text(value, field);
-  validate.text(password, 'password');
+  validate.boundedText(value, field, field === 'login' ? validate.LIMITS.loginLength : validate.LIMITS.emailLength);
+  validate.boundedText(password, 'password', validate.LIMITS.passwordLength);
   return { field, value };
 }
 

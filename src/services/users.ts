@@ -13,20 +13,32 @@ import { hashPassword } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
 
-const optionalText = (max: number) => z.string().max(max).optional();
+const { LIMITS } = validate;
+
+/** A string of `min` to `max` characters (code points: validate.characters), with the service's message. */
+const characters = (field: string, max: number, min = 0) =>
+  z
+    .string()
+    .refine(
+      (value) => value.length >= min && validate.atMostCharacters(value, max) && (min === 0 || validate.characters(value) >= min),
+      min === 0 ? `${field} must be at most ${max} characters` : `${field} must be ${min} to ${max} characters`,
+    );
 
 export const newUserSchema = z.object({
   applicationId: z.number().int().positive(),
-  login: z.string().min(1).max(255),
-  password: z.string().min(8, 'password must be at least 8 characters').max(255),
-  fullName: optionalText(255),
-  email: z.email().max(255).optional(),
+  login: characters('login', LIMITS.loginLength, 1),
+  password: characters('password', LIMITS.passwordLength, LIMITS.passwordMinLength),
+  fullName: characters('fullName', LIMITS.fullNameLength).optional(),
+  email: z.email().pipe(characters('email', LIMITS.emailLength)).optional(),
   phone: z.string().regex(validate.PHONE_PATTERN, validate.PHONE_RULE).optional(),
-  website: z.url().max(1024).optional(),
-  externalUserId: z.number().int().min(1).max(validate.LIMITS.externalUserIdMax).optional(),
-  facebookId: optionalText(255),
-  twitterId: optionalText(255),
-  userTags: z.array(z.string().min(1).max(64).regex(/^[^,]+$/)).max(50).optional(),
+  website: z.url().pipe(characters('website', LIMITS.websiteLength)).optional(),
+  externalUserId: z.number().int().min(1).max(LIMITS.externalUserIdMax).optional(),
+  facebookId: characters('facebookId', LIMITS.socialIdLength).optional(),
+  twitterId: characters('twitterId', LIMITS.socialIdLength).optional(),
+  userTags: z
+    .array(characters('userTags', LIMITS.userTagLength, 1).pipe(z.string().regex(/^[^,]+$/)))
+    .max(LIMITS.userTags)
+    .optional(),
 });
 
 export type NewUser = z.input<typeof newUserSchema>;

@@ -5,8 +5,19 @@ import { badInput } from '../errors';
 /** PostgreSQL integer and GraphQL Int: the bound of every integer id. */
 export const INT32_MAX = 2_147_483_647;
 
+/**
+ * The longest (or largest) value each input can validly have, in one place:
+ * every input is measured against its maximum before any work or storage,
+ * and refused past it (BAD_USER_INPUT, REST 422), so that what a client sends
+ * costs the service no more than a valid value would. Lengths are characters
+ * (Unicode code points, see `characters`). The users table's text columns have
+ * no bound of their own, and QuickBlox's public reference states none for
+ * these fields: logins, emails and passwords are bounded by what user
+ * creation takes (so every stored user can sign in), the rest by what the
+ * service issues or the spec says.
+ */
 export const LIMITS = {
-  /** Spec: udid is at most 64 characters. */
+  /** Spec: udid is at most 64 characters (contacts.udid is varchar(64)). */
   udidLength: 64,
   /** Not in the spec: ids per delete call. */
   idsPerDelete: 1000,
@@ -16,11 +27,67 @@ export const LIMITS = {
   /** Not in the spec: registered users per page (registeredUsersConnection's `first`). */
   registeredUsersPerPage: 1000,
   externalUserIdMax: INT32_MAX,
+  /** Users: what user creation takes, and so what a login or session request may name. */
+  loginLength: 255,
+  emailLength: 255,
+  passwordLength: 255,
+  passwordMinLength: 8,
+  fullNameLength: 255,
+  websiteLength: 1024,
+  /** facebookId, twitterId. */
+  socialIdLength: 255,
+  userTagLength: 64,
+  userTags: 50,
+  applicationNameLength: 255,
+  /** Session requests: auth keys this service issues have 43 characters, QuickBlox's fewer. */
+  authKeyLength: 64,
+  /** Printable ASCII (the signed text is compared byte for byte). */
+  nonceLength: 64,
+  /** Hex of an HMAC-SHA256 (HMAC-SHA1: 40). */
+  signatureLength: 64,
+  /** Credentials: tokens and keys this service issues have 43 characters. */
+  sessionTokenLength: 512,
+  apiKeyLength: 512,
+  /** registeredUsersConnection's `after`: the cursors it returns have at most 16. */
+  cursorLength: 64,
 } as const;
 
 /** Phones: 10 to 15 digits, an optional leading "+"; compared as exact strings. */
 export const PHONE_PATTERN = /^\+?[0-9]{10,15}$/;
 export const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
+
+/**
+ * Characters as people and PostgreSQL (varchar(n), length()) count them:
+ * Unicode code points, so an emoji is one character, not two UTF-16 units.
+ * The one rule wherever a length is stated.
+ */
+export function characters(value: string): number {
+  let count = value.length;
+  for (let i = 0; i < value.length - 1; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
+}
+
+/** Whether `value` has at most `max` characters; a string plainly too long is not counted (a character is 1 or 2 UTF-16 units). */
+export function atMostCharacters(value: string, max: number): boolean {
+  if (value.length <= max) return true;
+  if (value.length > 2 * max) return false;
+  return characters(value) <= max;
+}
+
+/** `value` (input `field`, named `name` in the message) if it has at most `max` characters and no NUL; else BAD_USER_INPUT. */
+export function boundedText(value: string, field: string, max: number, name = field): string {
+  if (!atMostCharacters(value, max)) throw badInput(field, `${name} must be at most ${max} characters`);
+  return text(value, field);
+}
 
 /** PostgreSQL text cannot hold NUL: refuse it up front instead of failing in the database. */
 export function text(value: string, field: string): string {
@@ -30,12 +97,7 @@ export function text(value: string, field: string): string {
 
 export function udidContext(udid: string | null | undefined): string {
   if (udid === null || udid === undefined || udid === '') return '';
-  // Characters as PostgreSQL counts them (varchar(64)): code points, not
-  // UTF-16 units. A string over 4 units per allowed character is too long anyway.
-  if (udid.length > LIMITS.udidLength && (udid.length > 4 * LIMITS.udidLength || [...udid].length > LIMITS.udidLength)) {
-    throw badInput('udid', `udid must be at most ${LIMITS.udidLength} characters`);
-  }
-  return text(udid, 'udid');
+  return boundedText(udid, 'udid', LIMITS.udidLength);
 }
 
 export const EXTERNAL_USER_ID_RULE = `must be an integer between 1 and ${LIMITS.externalUserIdMax}`;

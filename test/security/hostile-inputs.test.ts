@@ -1,0 +1,336 @@
+// Inputs as a hostile client sends them, over real HTTP against the service
+// in this process:
+//
+// - bounded memory: names and addresses of any length, and thousands of them,
+//   leave the process's resident memory within a stated bound (the service's
+//   counters keep a fixed size per key, and inputs longer than they can
+//   validly be are refused before any work);
+// - every input's maximum (src/services/validate.ts LIMITS), accepted at it and
+//   refused with 422 / BAD_USER_INPUT one character past it, characters being
+//   Unicode code points everywhere;
+// - parameters named like Object.prototype's members (`__proto__`,
+//   `constructor`, `toString`…) are ordinary unknown parameters.
+import { scrypt } from 'node:crypto';
+import { promisify } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { MESSAGES } from '../../src/errors';
+import { LIMITS } from '../../src/services/validate';
+import { type Credentials, SURFACES, type Surface, surfaceOf, value } from '../behaviour/surfaces';
+import { recordFigures } from '../support/figures';
+import { seedTenant, type Tenant } from '../support/seed';
+import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
+import { restForm, signedSessionRequest } from '../support/sessions';
+
+const figures: Record<string, unknown> = {};
+afterAll(() => recordFigures('hostile-inputs', figures));
+
+const MB = 1024 * 1024;
+/** Thousands of requests on a shared 2-core machine: minutes, not jest's default minute. */
+const FLOOD_TIMEOUT_MS = 300_000;
+
+/** A full collection on demand, so that what is measured is what the process keeps, not garbage awaiting collection. */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
+
+/**
+ * Before a measurement: every path once (a 422 that touches no budget), and
+ * scrypt on each thread of libuv's pool. The first scrypt on a thread leaves
+ * its 16 MB work area to the thread's malloc arena, once: resident memory of
+ * the process, not of any client.
+ */
+async function warmUp(send: () => Promise<HttpResult>): Promise<void> {
+  expect((await send()).status).toBe(422);
+  const hash = promisify(scrypt) as (password: string, salt: string, length: number) => Promise<Buffer>;
+  await Promise.all(Array.from({ length: 8 }, (_, i) => hash(`warm-${i}`, 'salt', 32)));
+}
+
+/**
+ * What the process keeps: resident memory once it has settled. Right after a
+ * burst the allocator still holds freed memory for a few seconds (10,000
+ * requests with 16 KB headers: +155 MB for ~5 s, then back under the level
+ * before them), so the smallest reading over up to 10 s of full collections
+ * is taken, ending early once two readings in a row no longer fall.
+ */
+async function settledMemory(): Promise<{ rss: number; heap: number }> {
+  collectGarbage();
+  collectGarbage();
+  let least = process.memoryUsage().rss;
+  for (let i = 0, steady = 0; i < 20 && steady < 2; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    collectGarbage();
+    const rss = process.memoryUsage().rss;
+    steady = rss > least - MB ? steady + 1 : 0;
+    least = Math.min(least, rss);
+  }
+  const { heapUsed, external } = process.memoryUsage();
+  return { rss: least, heap: heapUsed + external };
+}
+
+/** Runs `send(i)` for i in 0…count-1, `concurrency` at a time; the statuses answered, counted. */
+async function flood(count: number, concurrency: number, send: (i: number) => Promise<HttpResult>): Promise<Record<number, number>> {
+  const statuses: Record<number, number> = {};
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const res = await send(next++);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    }),
+  );
+  return statuses;
+}
+
+/** `count` distinct code points above U+FFFF (two UTF-16 units, four UTF-8 bytes each): the costliest characters. */
+function astral(count: number, seed: number): string {
+  let text = '';
+  for (let i = 0; i < count; i++) text += String.fromCodePoint(0x1f300 + ((seed * 7919 + i * 104_729) % 0x2ff));
+  return text;
+}
+
+describe('bounded memory per client', () => {
+  let service: TestService;
+  let t: Tenant;
+  const login = (body: Record<string, string>, headers: Record<string, string> = {}) =>
+    fetchResult(`${service.baseUrl}/login.json`, {
+      method: 'POST',
+      headers: { ...t.as.app, ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  afterEach(async () => {
+    await service?.close();
+  });
+
+  test('the issue’s attack: 100 failed POST /login.json with 1.9 MB login names are refused before any work, and resident memory grows by less than 32 MB', async () => {
+    // The service's defaults: 10 failures per name, 100 per address.
+    service = await startService();
+    t = await seedTenant(service.app.services);
+    await warmUp(() => login({ login: 'warm-up' }));
+    const before = await settledMemory();
+    const base = 'x'.repeat(1.9e6);
+    const statuses = await flood(100, 2, (i) => login({ login: `${i}${base}`, password: 'wrong password' }));
+    const after = await settledMemory();
+    const growthMB = (after.rss - before.rss) / MB;
+    figures.longLogins = {
+      requests: 100,
+      loginBytes: 1.9e6,
+      statuses,
+      rssBeforeMB: +(before.rss / MB).toFixed(1),
+      rssAfterMB: +(after.rss / MB).toFixed(1),
+      rssGrowthMB: +growthMB.toFixed(1),
+      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+    };
+    expect(statuses).toEqual({ 422: 100 });
+    expect(growthMB).toBeLessThan(32);
+  }, FLOOD_TIMEOUT_MS);
+
+  test('10,000 distinct failing logins of the maximum length (255 characters, each 4 bytes) with maximum-length passwords: resident memory grows by less than 32 MB', async () => {
+    service = await startService();
+    t = await seedTenant(service.app.services);
+    await warmUp(() => login({ login: 'warm-up' }));
+    const before = await settledMemory();
+    const started = Date.now();
+    const statuses = await flood(10_000, 4, (i) => login({ login: astral(255, i), password: astral(255, i + 1) }));
+    const after = await settledMemory();
+    const growthMB = (after.rss - before.rss) / MB;
+    figures.maximumLogins = {
+      requests: 10_000,
+      loginCharacters: 255,
+      statuses,
+      seconds: Math.round((Date.now() - started) / 1000),
+      rssBeforeMB: +(before.rss / MB).toFixed(1),
+      rssAfterMB: +(after.rss / MB).toFixed(1),
+      rssGrowthMB: +growthMB.toFixed(1),
+      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+    };
+    // Every one fails: 401 until the address's budget (100) is spent, then 429.
+    expect(statuses).toEqual({ 401: 100, 429: 9_900 });
+    expect(growthMB).toBeLessThan(32);
+  }, FLOOD_TIMEOUT_MS);
+
+  test('10,000 failing logins from distinct 16 KB forwarded addresses (TRUST_PROXY): the request and password budgets keep a fixed size per client, and resident memory grows by less than 32 MB', async () => {
+    service = await startService({ trustProxy: true, rateLimit: { windowMs: 60_000, perCredential: 1_000_000, perAddress: 6_000 } });
+    t = await seedTenant(service.app.services);
+    const forwarded = (i: number) => `${i}-${'f'.repeat(16 * 1024)}`;
+    await warmUp(() => login({ login: 'warm-up' }, { 'X-Forwarded-For': forwarded(-1) }));
+    const before = await settledMemory();
+    const statuses = await flood(10_000, 4, (i) => login({ login: 'nobody', password: 'wrong password' }, { 'X-Forwarded-For': forwarded(i) }));
+    const after = await settledMemory();
+    const growthMB = (after.rss - before.rss) / MB;
+    figures.longAddresses = {
+      requests: 10_000,
+      addressBytes: 16 * 1024,
+      statuses,
+      rssBeforeMB: +(before.rss / MB).toFixed(1),
+      rssAfterMB: +(after.rss / MB).toFixed(1),
+      rssGrowthMB: +growthMB.toFixed(1),
+      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+    };
+    // One unknown name: 401 for its 10 failures, then 429 from any address.
+    expect(statuses).toEqual({ 401: 10, 429: 9_990 });
+    expect(growthMB).toBeLessThan(32);
+  }, FLOOD_TIMEOUT_MS);
+});
+
+describe('every input measured against its maximum, in characters (code points)', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+  const seed = () => seedTenant(service.app.services);
+  /** One character past 255 made of emoji: 256 code points, 512 UTF-16 units. */
+  const emoji = (count: number) => '😀'.repeat(count);
+
+  describe.each(SURFACES)('%s', (name) => {
+    let surface: Surface;
+    beforeAll(() => {
+      surface = surfaceOf(name, service);
+    });
+
+    test.each([
+      ['a login', { login: emoji(LIMITS.loginLength + 1), password: 'password123' }, 'login', LIMITS.loginLength],
+      ['an email', { email: `${'e'.repeat(LIMITS.emailLength - 11)}@example.com`, password: 'password123' }, 'email', LIMITS.emailLength],
+      ['a password', { login: 'owner', password: emoji(LIMITS.passwordLength + 1) }, 'password', LIMITS.passwordLength],
+    ])('%s one character past its maximum is 422 before any work, at login and in a signed session request; at the maximum it is checked as usual (401)', async (_what, over, field, max) => {
+      const t = await seed();
+      const message = `${field} must be at most ${max} characters`;
+      const atMax = Object.fromEntries(Object.entries(over).map(([k, v]) => [k, k === field ? [...v].slice(0, max).join('') : v]));
+      const session = value(await surface.createSession(signedSessionRequest(t)));
+      surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, over as Credentials), 'BAD_USER_INPUT', message, field);
+      surface.expectFailure(await surface.createSession(signedSessionRequest(t, over)), 'BAD_USER_INPUT', message, field);
+      surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, atMax as unknown as Credentials), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    });
+
+    test('an auth_key or a signature longer than any the service issues or checks is 422 naming it; at the maximum, the usual answers', async () => {
+      const t = await seed();
+      const key = (length: number) => signedSessionRequest(t, undefined, { authKey: 'k'.repeat(length) });
+      surface.expectFailure(await surface.createSession(key(LIMITS.authKeyLength + 1)), 'BAD_USER_INPUT', `auth_key must be at most ${LIMITS.authKeyLength} characters`, 'authKey');
+      surface.expectFailure(await surface.createSession(key(LIMITS.authKeyLength)), 'UNKNOWN_APPLICATION', MESSAGES.unknownApplication);
+      const signed = signedSessionRequest(t);
+      surface.expectFailure(
+        await surface.createSession({ ...signed, signature: 'a'.repeat(LIMITS.signatureLength + 1) }),
+        'BAD_USER_INPUT',
+        `signature must be at most ${LIMITS.signatureLength} characters`,
+        'signature',
+      );
+      surface.expectFailure(await surface.createSession({ ...signed, signature: 'a'.repeat(LIMITS.signatureLength) }), 'INVALID_SIGNATURE', MESSAGES.invalidSignature);
+    });
+
+    test('a contact name is measured in characters, as udid is: 255 emoji are stored, 256 rejected', async () => {
+      const t = await seed();
+      const upload = value(
+        await surface.uploadAddressBook(t.as.owner, {
+          contacts: [
+            { name: emoji(LIMITS.contactNameLength), phone: '+15550001001' },
+            { name: emoji(LIMITS.contactNameLength + 1), phone: '+15550001002' },
+          ],
+        }),
+      );
+      expect(upload).toEqual({ created: 1, updated: 0, deleted: 0, rejected: [{ index: 1, reasons: [`name must be 1 to ${LIMITS.contactNameLength} characters`] }] });
+      expect(value(await surface.addressBook(t.as.owner))).toEqual([{ name: emoji(LIMITS.contactNameLength), phone: '+15550001001' }]);
+    });
+  });
+
+  test('a session token longer than any token is 401 like an unknown one, without a lookup', async () => {
+    const res = await service.rest('GET', '/users/external/101.json', { headers: { 'SVC-Token': 't'.repeat(LIMITS.sessionTokenLength + 1) } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ errors: { base: [MESSAGES.sessionMissing] } });
+  });
+
+  test('a registeredUsersConnection cursor longer than any cursor is 422 before it is decoded', async () => {
+    const t = await seed();
+    const res = await service.graphql('query ($after: String) { registeredUsersConnection(first: 1, after: $after) { pageInfo { hasNextPage } } }', { after: 'A'.repeat(LIMITS.cursorLength + 1) }, t.as.owner);
+    expect(res.body.errors?.[0]).toMatchObject({ message: 'after must be a cursor that registeredUsersConnection returned', extensions: { code: 'BAD_USER_INPUT' } });
+  });
+});
+
+describe('parameters named like Object.prototype’s members are ordinary unknown parameters', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+  const seed = () => seedTenant(service.app.services);
+  const NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
+  const sessions = async (t: Tenant) =>
+    (await service.db.pool.query('SELECT count(*)::int AS n FROM sessions WHERE application_id = $1', [t.applicationId])).rows[0].n as number;
+
+  test.each(NAMES)('a session request carrying `%s` (JSON, form, and nested in user) is 422 naming it, and opens no session', async (member) => {
+    const t = await seed();
+    const before = await sessions(t);
+    const request = signedSessionRequest(t);
+    const form = restForm(request);
+    // Raw JSON text: an object literal would not carry a `__proto__` member.
+    const json = `{${Object.entries(form)
+      .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+      .join(',')},${JSON.stringify(member)}:{"login":"owner"}}`;
+    const answers = [
+      await service.rest('POST', '/session.json', { raw: json, headers: { 'content-type': 'application/json' } }),
+      await service.rest('POST', '/session.json', { raw: `${new URLSearchParams(form)}&${encodeURIComponent(member)}=x`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+    ];
+    for (const res of answers) {
+      expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { errors: { [member]: [`unknown parameter ${member}`] } } });
+      // Exactly that key, as text: never a function's source.
+      expect(res.text).toBe(JSON.stringify({ errors: { [member]: [`unknown parameter ${member}`] } }));
+    }
+    const nested = await service.rest('POST', '/session.json', {
+      raw: `{${Object.entries(form).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')},"user":{${JSON.stringify(member)}:"x"}}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(nested.status).toBe(422);
+    expect(nested.body).toEqual({ errors: { [`user[${member}]`]: [`unknown parameter user[${member}]`] } });
+    expect(await sessions(t)).toBe(before);
+  });
+
+  test('a login body whose credentials hide under `__proto__` names no one: 422, the session unchanged', async () => {
+    const t = await seed();
+    const res = await service.rest('POST', '/login.json', {
+      raw: '{"__proto__":{"login":"owner","password":"password123"}}',
+      headers: { ...t.as.app, 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ errors: { login: ['login or email is required'] } });
+  });
+
+  test('a delete whose force hides under `__proto__` or `constructor` hides for the caller only', async () => {
+    const t = await seed();
+    for (const [i, raw] of ['{"__proto__":{"force":1}}', '{"constructor":{"force":1}}'].entries()) {
+      const res = await service.rest('DELETE', `/chat/Message/${t.messageIds[i]}.json`, { raw, headers: { ...t.as.owner, 'content-type': 'application/json' } });
+      expect(res.status).toBe(200);
+    }
+    const { rows } = await service.db.pool.query('SELECT count(*)::int AS n FROM messages WHERE id = ANY($1) AND deleted_at IS NOT NULL', [t.messageIds]);
+    expect(rows[0].n).toBe(0);
+  });
+
+  test('query strings, in both forms, take such names as unknown parameters (ignored) and still read the known ones', async () => {
+    const t = await seed();
+    await service.rest('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'M', phone: t.member.phone }], udid: 'phone-1' } });
+    const query = NAMES.map((n) => `${encodeURIComponent(n)}=1`).join('&');
+    const plain = await service.rest('GET', `/address_book.json?${query}&udid=phone-1`, { headers: t.as.owner });
+    expect({ status: plain.status, body: plain.body }).toEqual({ status: 200, body: [{ name: 'M', phone: t.member.phone }] });
+    const asJson = await service.rest('GET', `/address_book.json?${encodeURIComponent(JSON.stringify({ ...Object.fromEntries(NAMES.map((n) => [n, 'x'])), udid: 'phone-1' }))}`, { headers: t.as.owner });
+    expect({ status: asJson.status, body: asJson.body }).toEqual({ status: 200, body: [{ name: 'M', phone: t.member.phone }] });
+    const compact = await service.rest('GET', `/address_book/registered_users.json?${query}&compact=1`, { headers: t.as.owner });
+    expect(compact.status).toBe(200);
+  });
+
+  test('GraphQL variables carrying `__proto__` are refused as an unknown input field, naming it', async () => {
+    const t = await seed();
+    const variables = `{"input":{"applicationId":"${t.applicationId}","authKey":"k","timestamp":"1","nonce":"1","signature":"s","__proto__":{"user":{"login":"owner"}}}}`;
+    const res = await fetchResult(`${service.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"query":"mutation ($input: SessionRequestInput!) { createSession(input: $input) { id } }","variables":${variables}}`,
+    });
+    expect(res.status).toBeLessThan(500);
+    expect(res.body.errors?.[0]?.message).toContain('"__proto__"');
+    expect(res.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
