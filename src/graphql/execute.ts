@@ -42,6 +42,8 @@ import { inOperationSpan } from '../tracing/spans';
 export interface CompiledExecutionOptions {
   /** Compiled documents kept (least recently used dropped first). */
   maxDocuments?: number;
+  /** Characters of document text (and keys) the kept entries may hold together. */
+  maxDocumentCharacters?: number;
   /** Times a document is seen before it is compiled. */
   compileAfter?: number;
 }
@@ -50,7 +52,19 @@ export interface CompiledExecutionOptions {
  * A document (under one operation name): how often it was seen, then either
  * its compiled query with the operation it runs, or that it runs on graphql-js.
  */
-type Entry = { seen: number; compiled?: { query: CompiledQuery; operation: OperationDefinitionNode }; fallback?: true };
+type Entry = { seen: number; compiled?: { query: CompiledQuery; operation: OperationDefinitionNode }; fallback?: true; size: number };
+
+/**
+ * A compiled document keeps its syntax tree and its text, and graphql-jit
+ * writes its literal arguments into the generated code (which V8 keeps
+ * besides): 100 documents with a 1.9 MB string argument each held 470 MB.
+ * So the cache is bounded by the text it holds as well as by entries, and a
+ * document longer than any real operation (they have 11–77 tokens; the
+ * introspection query, never compiled, 2 KB) is not compiled at all: it runs
+ * on graphql-js, as a document seen once does.
+ */
+const MAX_DOCUMENT_CHARACTERS = 8 * 1024 * 1024;
+const MAX_COMPILED_DOCUMENT_CHARACTERS = 16 * 1024;
 
 /** Counters for tests and metrics: how /graphql documents were executed. */
 export interface ExecutionStats {
@@ -63,7 +77,11 @@ export function compiledExecution(
   options: CompiledExecutionOptions = {},
 ): { gateway: GatewayInterface; stats: ExecutionStats } {
   const compileAfter = options.compileAfter ?? 2;
-  const documents = new LRUCache<string, Entry>({ max: options.maxDocuments ?? 500 });
+  const documents = new LRUCache<string, Entry>({
+    max: options.maxDocuments ?? 500,
+    maxSize: options.maxDocumentCharacters ?? MAX_DOCUMENT_CHARACTERS,
+    sizeCalculation: (entry, key) => key.length + entry.size,
+  });
   const stats: ExecutionStats = { compiled: 0, interpreted: 0 };
 
   const interpret = (document: DocumentNode, contextValue: unknown, variableValues: Record<string, unknown> | undefined, operationName: string | undefined) => {
@@ -72,7 +90,7 @@ export function compiledExecution(
   };
 
   const executor: GatewayExecutor = async (requestContext) => {
-    const { document, queryHash, request, context } = requestContext;
+    const { document, queryHash, request, context, source } = requestContext;
     const operationName = request.operationName ?? undefined;
     const variables = request.variables ?? undefined;
     // An absent operation name and an empty one are different requests to
@@ -80,17 +98,21 @@ export function compiledExecution(
     const key = `${queryHash}:${operationName === undefined ? '\u0000' : operationName}`;
     let entry = documents.get(key);
     if (!entry) {
-      entry = { seen: 0 };
+      entry = { seen: 0, size: 0 };
       documents.set(key, entry);
     }
     entry.seen++;
     if (!entry.compiled && !entry.fallback && entry.seen >= compileAfter) {
       const operation = getOperationAST(document, operationName);
-      if (!operation || operation.operation === 'subscription' || selectsIntrospection(document, operation.selectionSet)) entry.fallback = true;
+      const length = source?.length ?? document.loc?.end ?? 0;
+      if (!operation || length > MAX_COMPILED_DOCUMENT_CHARACTERS || operation.operation === 'subscription' || selectsIntrospection(document, operation.selectionSet)) entry.fallback = true;
       else {
         const result = compileQuery(schema, document, operationName);
-        if (isCompiledQuery(result)) entry.compiled = { query: result, operation };
-        else entry.fallback = true;
+        if (isCompiledQuery(result)) {
+          // A new entry (the cache measures an entry when it is set): its size is now the text it holds.
+          entry = { ...entry, compiled: { query: result, operation }, size: length };
+          documents.set(key, entry);
+        } else entry.fallback = true;
       }
     }
     const compiled = entry.compiled;

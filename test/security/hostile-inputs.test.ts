@@ -172,6 +172,33 @@ describe('bounded memory per client', () => {
     expect(statuses).toEqual({ 401: 10, 429: 9_990 });
     expect(growthMB).toBeLessThan(32);
   }, FLOOD_TIMEOUT_MS);
+
+  test('100 distinct 1.9 MB GraphQL documents, each sent twice (the second sight compiles a document): the executor keeps none of them, and resident memory grows by less than 64 MB (Apollo’s parsed-document cache holds 30 MiB)', async () => {
+    service = await startService();
+    t = await seedTenant(service.app.services);
+    const document = (i: number, udid: string) => `query Q${i} { registeredUsers(udid: "${udid}") { id } }`;
+    const send = (query: string) =>
+      fetchResult(`${service.baseUrl}/graphql`, { method: 'POST', headers: { ...t.as.owner, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    await warmUp(async () => ({ ...(await send(document(-1, 'u'.repeat(65)))), status: 422 }));
+    const before = await settledMemory();
+    const filler = 'u'.repeat(1.9e6);
+    const statuses = await flood(200, 2, (i) => send(document(i >> 1, `${i >> 1}${filler}`)));
+    const after = await settledMemory();
+    const growthMB = (after.rss - before.rss) / MB;
+    figures.longDocuments = {
+      requests: 200,
+      documentBytes: 1.9e6,
+      statuses,
+      rssBeforeMB: +(before.rss / MB).toFixed(1),
+      rssAfterMB: +(after.rss / MB).toFixed(1),
+      rssGrowthMB: +growthMB.toFixed(1),
+      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+    };
+    // Each answers the udid's BAD_USER_INPUT (HTTP 200, GraphQL's shape), on graphql-js: none was compiled.
+    expect(statuses).toEqual({ 200: 200 });
+    expect(service.app.graphqlExecution.compiled).toBe(0);
+    expect(growthMB).toBeLessThan(64);
+  }, FLOOD_TIMEOUT_MS);
 });
 
 describe('every input measured against its maximum, in characters (code points)', () => {
