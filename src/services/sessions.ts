@@ -115,7 +115,9 @@ export class SessionsService {
     if (!TIMESTAMP.test(request.timestamp)) throw badInput('timestamp', 'timestamp must be a Unix time in seconds');
     if (!NONCE.test(request.nonce)) throw badInput('nonce', `nonce must be 1 to ${validate.LIMITS.nonceLength} printable characters`);
     // Longer than any HMAC's hex; a shorter wrong one is an unexpected signature (QuickBlox's answer).
-    validate.boundedText(request.signature, 'signature', validate.LIMITS.signatureLength);
+    if (!validate.atMostCharacters(request.signature, validate.LIMITS.signatureLength)) {
+      throw badInput('signature', `signature must be at most ${validate.LIMITS.signatureLength} characters`);
+    }
     const user = request.user ?? undefined;
     if (user) userIdentifier(user);
 

@@ -19,6 +19,7 @@
 // JSON-object form QuickBlox's JavaScript SDK sends, and must answer exactly
 // the caller's book of that udid.
 import fc from 'fast-check';
+import { MESSAGES } from '../../src/errors';
 import { changedTables, type Digest, diffDigests, digest } from '../support/digest';
 import { LONG, recordFigures } from '../support/figures';
 import {
@@ -42,6 +43,7 @@ import {
   latin1Header,
   type LoginSpec,
   loginParts,
+  oversizedLoginInput,
   loginSpecArbitrary,
   materialize,
   MAX_RESPONSE_MS,
@@ -525,8 +527,8 @@ interface Prepared {
   session?: SessionRequestParts;
   /** A replay of this accepted session request. */
   replay?: Created;
-  /** A login body: the user of the caller's application it logs in as (undefined: refused). */
-  login?: { userId: number | undefined };
+  /** A login body: the user of the caller's application it logs in as (undefined: refused), and the input too long to be taken. */
+  login?: { userId: number | undefined; oversized?: 'login' | 'email' | 'password' | undefined };
 }
 
 let lastCreated: Created | undefined;
@@ -554,7 +556,7 @@ function prepare(d: RequestDescriptor): Prepared {
       const present = Object.entries(args).filter((entry): entry is [string, string] => entry[1] !== undefined);
       headers['Content-Type'] = b.form ? 'application/x-www-form-urlencoded' : 'application/json';
       const body = b.form ? new URLSearchParams(present).toString() : JSON.stringify(Object.fromEntries(present));
-      return { req: { ...head, body }, login: { userId: caller ? userId : undefined } };
+      return { req: { ...head, body }, login: { userId: caller ? userId : undefined, oversized: oversizedLoginInput(b.spec) } };
     }
     default: {
       const { bytes, contentType } = bodyOf(b);
@@ -648,7 +650,8 @@ function expectedRejected(contacts: unknown[]): Record<string, string[]> | undef
     const reasons: string[] = [];
     if (typeof phone !== 'string' || !/^\+?[0-9]{10,15}$/.test(phone)) reasons.push('phone must be 10 to 15 digits with an optional leading "+"');
     if (destroy !== 1 && destroy !== '1') {
-      if (typeof name !== 'string' || name.length === 0 || name.length > 255) reasons.push('name must be 1 to 255 characters');
+      // Characters are code points (README, Limits): an emoji is one.
+      if (typeof name !== 'string' || name.length === 0 || [...name].length > 255) reasons.push('name must be 1 to 255 characters');
       else if (name.includes('\u0000')) reasons.push('name must not contain NUL characters');
     }
     if (reasons.length > 0) rejected[String(index)] = reasons;
@@ -858,6 +861,13 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
       else checkObjectError(res.status, res.json, family === 'session' ? 'session' : 'lookup');
     }
     if (route === 'createSession' && (prepared.session || prepared.replay)) checkSessionAnswer(prepared, res);
+    // An input past its maximum is refused before any password check (README, Limits): never a 200, a 429 or "Unauthorized".
+    const oversized = route === 'login' ? prepared.login?.oversized : undefined;
+    if (oversized) {
+      const errors = (res.json as { errors?: Record<string, unknown> } | undefined)?.errors;
+      check(res.status !== 200 && res.status !== 429 && !(res.status === 401 && JSON.stringify(errors) === JSON.stringify({ base: [MESSAGES.badLogin] })), `a ${oversized} past its maximum reached the password check`);
+      if (res.status === 422) check(errors !== undefined && Object.keys(errors).join() === oversized, `a ${oversized} past its maximum was refused naming ${excerpt(errors)}`);
+    }
     // A user's read of a book the query names: that book (checkSuccess), or the 422 of an invalid udid.
     const udid = route === 'addressBook' && d.credentials.userId !== undefined ? bookUdidOf(d) : undefined;
     if (udid !== undefined) check(res.status === (validUdid(udid) ? 200 : 422), `a user's read of the book of udid ${JSON.stringify(udid)} answered ${res.status}`);

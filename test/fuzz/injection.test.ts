@@ -42,6 +42,7 @@ import { seedTenant, type Tenant } from '../support/seed';
 import type { TestService } from '../support/service';
 import { restForm, type SignedRequest, signedSessionRequest } from '../support/sessions';
 import { hashPassword } from '../../src/services/secrets';
+import { LIMITS } from '../../src/services/validate';
 
 /** Classic injection strings, and characters that mean something to SQL, LIKE, JSON, GraphQL or a shell. */
 const INJECTIONS: readonly string[] = [
@@ -132,7 +133,7 @@ beforeAll(async () => {
   other = await seedTenant(service.app.services);
   useDisposableSessions = disposableSessions(service, [caller, other]);
   // One import, one password hash for all (hashing is deliberately slow); NUL and over 255 characters are no logins.
-  const logins = INJECTIONS.filter((s) => !s.includes('\u0000') && s.length <= 255);
+  const logins = INJECTIONS.filter((s) => !s.includes('\u0000') && [...s].length <= 255);
   const passwordHash = hashPassword(LOGIN_PASSWORD);
   await service.app.services.users.createMany(caller.applicationId, logins.map((login) => ({ login, passwordHash })));
   const { rows } = await service.db.pool.query<{ id: number; login: string }>('SELECT id, login FROM users WHERE application_id = $1 AND login = ANY($2)', [caller.applicationId, logins]);
@@ -265,10 +266,13 @@ function expectDeleteResult(res: RawResponse, named: string[]): void {
 
 /** udid: up to 64 characters (code points, as PostgreSQL counts them), no NUL; the empty string is the global book. */
 const validUdid = (s: string) => [...s].length <= 64 && !s.includes('\u0000');
-const validName = (s: string) => s.length >= 1 && s.length <= 255 && !s.includes('\u0000');
+/** Text an input takes: no NUL, at most `max` characters (code points: README, Limits). */
+const validText = (s: string, max: number) => !s.includes('\u0000') && [...s].length <= max;
+/** Characters are code points (README, Limits). */
+const validName = (s: string) => s.length >= 1 && [...s].length <= 255 && !s.includes('\u0000');
 const NAME_RULE = 'name must be 1 to 255 characters';
 /** Why a contact with this name is not taken (an upload stores the others and reports these). */
-const nameRejection = (s: string) => (s.length >= 1 && s.length <= 255 ? 'name must not contain NUL characters' : NAME_RULE);
+const nameRejection = (s: string) => (s.length >= 1 && [...s].length <= 255 ? 'name must not contain NUL characters' : NAME_RULE);
 const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
 
 /** Path external ids: an integer 1…2147483647; the seed gives the caller 101, 102 and 103. */
@@ -605,7 +609,7 @@ const INPUTS: Input[] = [
         writes: ['sessions', 'session_nonces'],
         then: (res) => {
           const userId = loginUsers.get(s);
-          if (userId === undefined) return expect(sessionAnswer(res.status, res.json)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT login' : 'UNAUTHENTICATED');
+          if (userId === undefined) return expect(sessionAnswer(res.status, res.json)).toBe(validText(s, LIMITS.loginLength) ? 'UNAUTHENTICATED' : 'BAD_USER_INPUT login');
           // Exactly the user whose login is this string.
           expect([res.status, (res.json as { session: { user_id: number } }).session.user_id]).toEqual([201, userId]);
           sessionsCreated++;
@@ -616,7 +620,7 @@ const INPUTS: Input[] = [
     name: 'REST session: an email, and the same string as password',
     run: (s) =>
       exercise('REST session user[email]', s, rest('POST', '/session.json', {}, restForm(signedSessionRequest(caller, { email: s, password: s }))), 'session', {
-        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT email' : 'UNAUTHENTICATED'),
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(validText(s, LIMITS.emailLength) ? 'UNAUTHENTICATED' : 'BAD_USER_INPUT email'),
       }),
   },
   {
@@ -628,10 +632,10 @@ const INPUTS: Input[] = [
       });
       if (res.status === 201) await expectStoredNonce((res.json as { session: { token: string } }).session.token, s);
       await exercise('REST session auth_key', s, rest('POST', '/session.json', {}, restForm(signedSessionRequest(caller, undefined, { authKey: s })), true), 'session', {
-        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT auth_key' : 'UNKNOWN_APPLICATION'),
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe(validText(s, LIMITS.authKeyLength) ? 'UNKNOWN_APPLICATION' : 'BAD_USER_INPUT auth_key'),
       });
       await exercise('REST session signature', s, rest('POST', '/session.json', {}, { ...restForm(signedSessionRequest(caller)), signature: s }), 'session', {
-        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe('INVALID_SIGNATURE'),
+        then: (res) => expect(sessionAnswer(res.status, res.json)).toBe([...s].length <= LIMITS.signatureLength ? 'INVALID_SIGNATURE' : 'BAD_USER_INPUT signature'),
       });
     },
   },
@@ -644,10 +648,10 @@ const INPUTS: Input[] = [
       });
       if (created(res) === 'created') await expectStoredNonce(gqlData(res)!.createSession.token, s);
       await exercise('GraphQL createSession $authKey', s, createSession(signedSessionRequest(caller, undefined, { authKey: s })), 'graphql', {
-        then: (res) => expect(created(res)).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT' : 'UNKNOWN_APPLICATION'),
+        then: (res) => expect(created(res)).toBe(validText(s, LIMITS.authKeyLength) ? 'UNKNOWN_APPLICATION' : 'BAD_USER_INPUT'),
       });
       await exercise('GraphQL createSession $signature', s, createSession({ ...signedSessionRequest(caller), signature: s }), 'graphql', {
-        then: (res) => expect(created(res)).toBe('INVALID_SIGNATURE'),
+        then: (res) => expect(created(res)).toBe([...s].length <= LIMITS.signatureLength ? 'INVALID_SIGNATURE' : 'BAD_USER_INPUT'),
       });
     },
   },
@@ -661,7 +665,7 @@ const INPUTS: Input[] = [
         writes: ['sessions'],
         then: (res) => {
           const userId = loginUsers.get(s);
-          if (userId === undefined) return expect((res.json as any).errors[0].extensions.code).toBe(s.includes('\u0000') ? 'BAD_USER_INPUT' : 'UNAUTHENTICATED');
+          if (userId === undefined) return expect((res.json as any).errors[0].extensions.code).toBe(validText(s, LIMITS.loginLength) ? 'UNAUTHENTICATED' : 'BAD_USER_INPUT');
           expect(gqlData(res)).toEqual({ login: { id: userId, login: s } });
         },
       });

@@ -619,6 +619,16 @@ const MALFORMATIONS = {
   'a password without login': { field: 'login', user: { 'user[password]': 'password123' } },
   'an empty login': { field: 'login', user: { 'user[login]': '', 'user[password]': 'password123' } },
   'a login with NUL': { field: 'login', user: { 'user[login]': 'ow\u0000ner', 'user[password]': 'password123' } },
+  // One character past each maximum (README, Limits), in characters: code points, emoji included.
+  'auth_key of 65 characters': { field: 'auth_key', set: { auth_key: 'k'.repeat(65) } },
+  'signature of 65 characters': { field: 'signature', set: { signature: 'a'.repeat(65) } },
+  'a login of 256 characters': { field: 'login', user: { 'user[login]': '\u{1F600}'.repeat(256), 'user[password]': 'password123' } },
+  'an email of 256 characters': { field: 'email', user: { 'user[email]': `${'e'.repeat(244)}@example.com`, 'user[password]': 'password123' } },
+  'a password of 256 characters': { field: 'password', user: { 'user[login]': 'owner', 'user[password]': '\u{1F600}'.repeat(256) } },
+  // Parameters named like Object.prototype's members are unknown parameters like any other.
+  'a parameter named __proto__': { field: '__proto__', set: { ['__proto__']: '1' } },
+  'a parameter named constructor': { field: 'constructor', set: { constructor: '1' } },
+  'a user parameter named __proto__': { field: 'user[__proto__]', user: { 'user[login]': 'owner', 'user[password]': 'password123', 'user[__proto__]': 'x' } },
 } satisfies Record<string, { field: string; set?: Record<string, unknown>; user?: Record<string, string> }>;
 
 export type Malformation = keyof typeof MALFORMATIONS;
@@ -737,9 +747,9 @@ export function sessionRequestParts(spec: SessionSpec, ts: [Tenant, Tenant], now
       const malformation: { field: string; set?: Record<string, unknown>; user?: Record<string, string> } = MALFORMATIONS[change.name];
       if (malformation.user) {
         for (const key of Object.keys(parameters)) if (key.startsWith('user[')) delete parameters[key];
-        Object.assign(parameters, malformation.user);
+        ownAssign(parameters, malformation.user);
       }
-      Object.assign(parameters, malformation.set);
+      ownAssign(parameters, malformation.set ?? {});
       field = malformation.field;
       break;
     }
@@ -765,6 +775,11 @@ export function sessionRequestParts(spec: SessionSpec, ts: [Tenant, Tenant], now
     userId: seeded?.id ?? null,
     pair: `${t.applicationId}:${signed.timestamp}:${signed.nonce}`,
   };
+}
+
+/** Object.assign as own data properties: a `__proto__` key is copied as a key, not set as the prototype. */
+function ownAssign(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(source)) Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** What POST /session.json answered, in the terms of SessionOutcome (BAD_USER_INPUT with the parameter named). */
@@ -802,7 +817,8 @@ export function sessionBody(parameters: Record<string, unknown>, encoding: Sessi
     };
   }
   if (encoding === 'json flat') return { body: JSON.stringify(Object.fromEntries(present)), contentType: 'application/json' };
-  const json: Record<string, unknown> = {};
+  // Without a prototype, so that a `__proto__` parameter is written as one.
+  const json: Record<string, unknown> = Object.create(null);
   for (const [key, value] of present) {
     const field = /^user\[(login|email|password)\]$/.exec(key)?.[1];
     const v = encoding === 'json numbers' && ['application_id', 'timestamp', 'nonce'].includes(key) ? asNumber(value) : value;
@@ -813,16 +829,16 @@ export function sessionBody(parameters: Record<string, unknown>, encoding: Sessi
 }
 
 /** GraphQL names of the parameters (createSession's SessionRequestInput); others keep theirs (GraphQL refuses them). */
-const INPUT_NAMES: Record<string, string> = { application_id: 'applicationId', auth_key: 'authKey', timestamp: 'timestamp', nonce: 'nonce', signature: 'signature' };
+const INPUT_NAMES = new Map([['application_id', 'applicationId'], ['auth_key', 'authKey'], ['timestamp', 'timestamp'], ['nonce', 'nonce'], ['signature', 'signature']]);
 
 /** The same request as createSession's input (JSON numbers where `numbers`, as SignedText takes them). */
 export function sessionInput(parameters: Record<string, unknown>, numbers = false): Record<string, unknown> {
-  const input: Record<string, unknown> = {};
+  const input: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(parameters)) {
     if (value === undefined) continue;
     const field = /^user\[(login|email|password)\]$/.exec(key)?.[1];
     if (field) ((input.user ??= {}) as Record<string, unknown>)[field] = value;
-    else input[INPUT_NAMES[key] ?? key] = numbers && ['application_id', 'timestamp', 'nonce'].includes(key) ? asNumber(value) : value;
+    else input[INPUT_NAMES.get(key) ?? key] = numbers && ['application_id', 'timestamp', 'nonce'].includes(key) ? asNumber(value) : value;
   }
   return input;
 }
@@ -833,21 +849,39 @@ export interface LoginSpec {
   field: 'login' | 'email' | 'both' | 'neither';
   who: SeededUser | 'nobody';
   password: 'right' | 'wrong' | 'empty' | 'missing';
+  /** The login or email, or the password, at its maximum length (a name no one has, a wrong password) or one character past it (255 / 256 characters). */
+  length?: { of: 'name' | 'password'; past: boolean };
 }
+
+/** 255 (or 256) characters, emoji among them: the limits count code points. */
+const lengthy = (characters: number, tail = ''): string => `${'\u{1F600}'.repeat(characters - 1 - tail.length)}x${tail}`;
 
 export const loginSpecArbitrary = (): fc.Arbitrary<LoginSpec> =>
   fc.record({
     field: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('login' as const, 'email' as const) }, { weight: 1, arbitrary: fc.constantFrom('both' as const, 'neither' as const) }),
     who: fc.constantFrom<SeededUser | 'nobody'>('owner', 'member', 'outsider', 'owner', 'member', 'outsider', 'nobody'),
     password: fc.oneof({ weight: 3, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.constantFrom('wrong' as const, 'empty' as const, 'missing' as const) }),
+    length: fc.oneof(
+      { weight: 6, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.record({ of: fc.constantFrom('name' as const, 'password' as const), past: fc.boolean() }) },
+    ),
   });
+
+/** The input a login is refused for (422) by its length, if one is past its maximum and nothing is refused before it. */
+export function oversizedLoginInput(spec: LoginSpec): 'login' | 'email' | 'password' | undefined {
+  if (!spec.length?.past || (spec.field !== 'login' && spec.field !== 'email') || spec.password === 'empty' || spec.password === 'missing') return undefined;
+  return spec.length.of === 'name' ? spec.field : 'password';
+}
 
 /** The login's arguments (undefined: left out), and the user it logs in as in the caller's application `t` (undefined: refused, or no `t`). */
 export function loginParts(spec: LoginSpec, t?: Tenant): { args: Record<string, string | undefined>; userId: number | undefined } {
-  const login = spec.field === 'login' || spec.field === 'both' ? spec.who : undefined;
-  const email = spec.field === 'email' || spec.field === 'both' ? `${spec.who}@example.com` : undefined;
-  const password = { right: 'password123', wrong: 'password124', empty: '', missing: undefined }[spec.password];
-  const ok = spec.who !== 'nobody' && (spec.field === 'login' || spec.field === 'email') && spec.password === 'right';
+  const characters = spec.length && (spec.length.past ? 256 : 255);
+  const long = (of: 'name' | 'password') => characters !== undefined && spec.length?.of === of;
+  const login = spec.field === 'login' || spec.field === 'both' ? (long('name') ? lengthy(characters!) : spec.who) : undefined;
+  const email = spec.field === 'email' || spec.field === 'both' ? (long('name') ? lengthy(characters!, '@example.com') : `${spec.who}@example.com`) : undefined;
+  const given = { right: 'password123', wrong: 'password124', empty: '', missing: undefined }[spec.password];
+  const password = given && long('password') ? lengthy(characters!) : given;
+  const ok = spec.who !== 'nobody' && !spec.length && (spec.field === 'login' || spec.field === 'email') && spec.password === 'right';
   return { args: { login, email, password }, userId: ok && t ? t[spec.who as SeededUser].id : undefined };
 }
 
