@@ -96,6 +96,13 @@ const udidParameter: Parameter = {
   schema: { type: 'string', maxLength: LIMITS.udidLength },
 };
 
+/** A user's credentials; past a maximum (in characters: code points), 422 naming the parameter before any check. */
+const credentialProperties = {
+  login: { type: 'string', maxLength: LIMITS.loginLength },
+  email: { type: 'string', maxLength: LIMITS.emailLength },
+  password: { type: 'string', maxLength: LIMITS.passwordLength },
+} as const satisfies Record<string, Schema>;
+
 const credentialsBody = (properties: Record<string, Schema>, required: string[]): RequestBody => {
   const schema: Schema = { type: 'object', properties, required };
   return { required: true, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } } };
@@ -341,13 +348,21 @@ export const REST_ROUTES: RestRoute[] = [
       requestBody: (() => {
         const properties: Record<string, Schema> = {
           application_id: { type: ['integer', 'string'] },
-          auth_key: { type: 'string' },
+          auth_key: { type: 'string', maxLength: LIMITS.authKeyLength },
           timestamp: { type: ['integer', 'string'], description: 'Unix seconds, within SESSION_TIMESTAMP_WINDOW_S (an hour) of the server\'s clock.' },
-          nonce: { type: ['integer', 'string'], description: 'Never the same twice with the same timestamp; 1 to 64 printable characters.' },
-          signature: { type: 'string', pattern: '^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$' },
+          nonce: {
+            type: ['integer', 'string'],
+            maxLength: LIMITS.nonceLength,
+            description: `Never the same twice with the same timestamp; 1 to ${LIMITS.nonceLength} printable characters.`,
+          },
+          signature: {
+            type: 'string',
+            pattern: '^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$',
+            description: `Over ${LIMITS.signatureLength} characters: 422 naming it; any other wrong one: 422 "Unexpected signature".`,
+          },
         };
         const required = Object.keys(properties);
-        const user = { login: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } } as const;
+        const user = credentialProperties;
         const form: Schema = {
           type: 'object',
           properties: { ...properties, ...Object.fromEntries(Object.entries(user).map(([k, v]) => [`user[${k}]`, v])) },
@@ -428,7 +443,7 @@ export const REST_ROUTES: RestRoute[] = [
       summary: "Make the request's session the session of a user",
       tags: ['sessions'],
       description: "Login (or email) and password; the answer is that user's record. Wrong credentials and too many failures answer as for POST /session.json.",
-      requestBody: credentialsBody({ login: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' } }, ['password']),
+      requestBody: credentialsBody(credentialProperties, ['password']),
       success: { status: 200, description: 'The user the session now belongs to.', schema: object({ user: ref('User') }) },
       callers: 'session',
       errors: ['BAD_USER_INPUT', 'UNAUTHENTICATED'],
