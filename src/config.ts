@@ -134,7 +134,12 @@ const schema = z.object({
   CACHE_PUBLIC_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_PUBLIC_MAX_AGE_SECONDS),
   /** How far (seconds) a session request's signed timestamp may be from the server's clock. */
   SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(3_600),
-  /** Failed password attempts allowed per login, and per client address, in LOGIN_FAILURE_WINDOW_MS. */
+  /**
+   * Failed password attempts allowed per account (its login and its email
+   * together) and per unknown login or email (the same number, so that a
+   * budget does not tell which names exist), and per client address, in
+   * LOGIN_FAILURE_WINDOW_MS. The name is kept from when the budget was per login.
+   */
   LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(10),
   LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(100),
   LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
