@@ -5,10 +5,14 @@
 // createSession); one per unknown name; one per client address. In this
 // process's memory, and with Redis shared by instances.
 import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { type App, type AppOptions, createApp } from '../../src/app';
 import { MESSAGES } from '../../src/errors';
+import { LoginAttempts, subjects, TRACKED_KEYS } from '../../src/services/login-attempts';
+import { LIMITS } from '../../src/services/validate';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { SURFACES, type Surface, surfaceOf, value } from '../behaviour/surfaces';
 import { recordFigures } from '../support/figures';
@@ -136,6 +140,27 @@ test('20 guesses sent at once at one account through both names: exactly the bud
   expect(statuses).toEqual([...Array(PER_ACCOUNT).fill(401), ...Array(20 - PER_ACCOUNT).fill(429)]);
   expect((await service.rest('POST', '/login.json', { headers: t.as.app, body: { login: 'owner', password: RIGHT } })).status).toBe(429);
   figures.concurrentGuesses = { sent: 20, perAccount: PER_ACCOUNT, checked: statuses.filter((s) => s === 401).length };
+});
+
+test('the in-memory budgets keep at most 50,000 windows of a fixed size, whatever a spray of maximum-length names brings (40,000 distinct names from 40,000 addresses: 80,000 keys)', () => {
+  // In process: 40,000 failures over HTTP would be 40,000 scrypt checks. What is measured is the structure the service uses.
+  setFlagsFromString('--expose-gc');
+  const collectGarbage = runInNewContext('gc') as () => void;
+  const budgets = new LoginAttempts({ perLogin: 10, perAddress: 100, windowMs: 60_000 });
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  let refused = 0;
+  for (let i = 0; i < 40_000; i++) {
+    const name = `${i}${'\u{1F600}'.repeat(LIMITS.loginLength - 10)}`;
+    refused += budgets.attempt([subjects.name(1, 'login', name), subjects.address(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`)]) > 0 ? 1 : 0;
+  }
+  collectGarbage();
+  const heldMB = (process.memoryUsage().heapUsed - before) / 1024 / 1024;
+  expect(refused).toBe(0);
+  expect(budgets.size).toBe(TRACKED_KEYS);
+  figures.inMemoryWindows = { attempts: 40_000, keys: 80_000, windowsKept: budgets.size, heapMB: +heldMB.toFixed(1) };
+  // 50,000 keys of at most 50 characters and their windows: a few MB, where the names alone would be 40,000 × 1 KB.
+  expect(heldMB).toBeLessThan(16);
 });
 
 describe('per client address (behind a proxy: TRUST_PROXY)', () => {
