@@ -374,7 +374,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -387,7 +387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -508,7 +508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -521,7 +521,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -630,7 +630,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -643,7 +643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -820,7 +820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -833,7 +833,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -960,7 +960,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -973,7 +973,7 @@ export interface operations {
                     "application/json": components["schemas"]["FieldError"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -1090,7 +1090,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -1158,6 +1158,7 @@ export interface operations {
                     timestamp: number | string;
                     /** @description Never the same twice with the same timestamp; 1 to 64 printable characters. */
                     nonce: number | string;
+                    /** @description Over 64 characters: 422 naming it; any other wrong one: 422 "Unexpected signature". */
                     signature: string;
                     user?: {
                         login?: string;
@@ -1172,6 +1173,7 @@ export interface operations {
                     timestamp: number | string;
                     /** @description Never the same twice with the same timestamp; 1 to 64 printable characters. */
                     nonce: number | string;
+                    /** @description Over 64 characters: 422 naming it; any other wrong one: 422 "Unexpected signature". */
                     signature: string;
                     "user[login]"?: string;
                     "user[email]"?: string;
@@ -1271,7 +1273,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. UNKNOWN_APPLICATION: Session request: no application with this id and auth key (QuickBlox answers 422 too) ("Unknown application or auth key"). INVALID_SIGNATURE: Session request: the signature is not the HMAC of the parameters under the auth secret ("Unexpected signature"). TIMESTAMP_OUT_OF_WINDOW: Session request: the signed timestamp is too far from the server's clock. NONCE_REUSED: Session request: this timestamp and nonce were already used (a replay) ("Unexpected nonce: this timestamp and nonce were already used"). */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. UNKNOWN_APPLICATION: Session request: no application with this id and auth key (QuickBlox answers 422 too) ("Unknown application or auth key"). INVALID_SIGNATURE: Session request: the signature is not the HMAC of the parameters under the auth secret ("Unexpected signature"). TIMESTAMP_OUT_OF_WINDOW: Session request: the signed timestamp is too far from the server's clock. NONCE_REUSED: Session request: this timestamp and nonce were already used (a replay) ("Unexpected nonce: this timestamp and nonce were already used"). */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1284,7 +1286,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"] | components["schemas"]["FieldError"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -1445,7 +1447,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -1623,7 +1625,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation; the message names the input. */
+            /** @description BAD_USER_INPUT: A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input. */
             422: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1636,7 +1638,7 @@ export interface operations {
                     "application/json": components["schemas"]["FieldError"];
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
@@ -1797,7 +1799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or the failed-password budget; Retry-After says when to retry. */
+            /** @description TOO_MANY_REQUESTS: Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry. */
             429: {
                 headers: {
                     /** @description Seconds until the budget allows the request. */
