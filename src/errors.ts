@@ -43,6 +43,12 @@ export const ERRORS = {
   SERVICE_UNAVAILABLE: { status: 503, objectShape: 'code', meaning: 'The database cannot be reached, or this instance is shutting down; retry' },
   DATABASE_BUSY: { status: 503, objectShape: 'code', meaning: 'A deadlock or serialization failure with a concurrent request; nothing was written; retry' },
   DATABASE_TIMEOUT: { status: 503, objectShape: 'code', meaning: 'The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection)' },
+  WRITE_OUTCOME_UNKNOWN: {
+    status: 503,
+    objectShape: 'code',
+    meaning:
+      'A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out',
+  },
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof ERRORS;
@@ -77,6 +83,7 @@ export const MESSAGES = {
   internal: 'Internal server error',
   databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',
   databaseTimeout: 'Service temporarily unavailable: the database did not answer in time',
+  writeOutcomeUnknown: 'Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied',
   shuttingDown: 'Service temporarily unavailable: this instance is shutting down',
   conflict: 'Service temporarily unavailable: a concurrent request conflicted with this one; retry',
   rateLimited: 'Too many requests',
@@ -143,15 +150,19 @@ function inCauseChain(error: unknown, matches: (code: string | undefined, messag
  * The bounds of DB_STATEMENT_TIMEOUT_MS: PostgreSQL cancelled the statement
  * (57014), or no pooled connection came free in time.
  */
-const TIMEOUT_MESSAGES = /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout/i;
+const TIMEOUT_MESSAGES = /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout|Query read timeout/i;
 const isDatabaseTimeout = (error: unknown): boolean =>
   inCauseChain(error, (code, message) => code === '57014' || TIMEOUT_MESSAGES.test(message));
 
 /** Deadlock or serialization failure (40P01, 40001): nothing was written, a retry can succeed. */
 const isConflict = (error: unknown): boolean => inCauseChain(error, (code) => code === '40P01' || code === '40001');
 
-/** Connection-level failures: the database is down, restarting or unreachable. */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03']);
+/**
+ * Connection-level failures: the database is down, restarting or unreachable;
+ * or, 25006, the connection reached a standby (a primary demoted by a
+ * switchover, before the load balancer noticed): nothing was written.
+ */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03', '25006']);
 const UNAVAILABLE_MESSAGES = /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
 const isDatabaseUnavailable = (error: unknown): boolean =>
   inCauseChain(
@@ -159,12 +170,24 @@ const isDatabaseUnavailable = (error: unknown): boolean =>
     (code, message) => (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) || UNAVAILABLE_MESSAGES.test(message),
   );
 
+/** A write sent whose commit was never confirmed (src/db/sql.ts StatementError.outcomeUnknown). */
+function isOutcomeUnknown(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+    if ((e as { outcomeUnknown?: unknown }).outcomeUnknown === true) return true;
+    e = (e as ErrorFields).cause;
+  }
+  return false;
+}
+
 /**
  * Any thrown value as an AppError: itself, 503 when the database cannot be
- * reached, else a 500 whose message reveals nothing of the cause.
+ * reached (WRITE_OUTCOME_UNKNOWN when that happened between a write and the
+ * confirmation of its commit: never a success, never "nothing written"), else
+ * a 500 whose message reveals nothing of the cause.
  */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isOutcomeUnknown(error)) return new AppError('WRITE_OUTCOME_UNKNOWN', MESSAGES.writeOutcomeUnknown, { cause: error });
   if (isConflict(error)) return new AppError('DATABASE_BUSY', MESSAGES.conflict, { cause: error });
   if (isDatabaseTimeout(error)) return new AppError('DATABASE_TIMEOUT', MESSAGES.databaseTimeout, { cause: error });
   if (isDatabaseUnavailable(error)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.databaseUnavailable, { cause: error });

@@ -5,7 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../__generated__/prisma/client';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
-import { setTransactionTimeout } from './sql';
+import { setPoolBounds } from './sql';
 import { PG_TYPES } from './types';
 
 export type { PrismaClient };
@@ -48,6 +48,16 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** TCP keepalive on the pools' sockets, first probe after 5 s idle (later probes: the OS's interval). */
+export const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 } as const;
+
+/**
+ * The client's own bound on an answer, past the server's statement_timeout:
+ * a live server cancels first (57014, nothing written); only a server that
+ * answers nothing at all (frozen, or cut off) meets this one.
+ */
+export const clientBoundMs = (statementTimeoutMs: number): number => statementTimeoutMs + 1_000;
+
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
   let embedded: EmbeddedDatabase | undefined;
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
@@ -70,8 +80,17 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     // A startup parameter, which PgBouncer refuses: with unnamed statements
     // (the pooler setting) it is set per transaction instead (src/db/sql.ts).
     ...(embedded || timeoutMs === 0 || unnamed ? {} : { statement_timeout: timeoutMs }),
+    // An idle connection whose server vanished without closing it (a host
+    // cut off in a failover) is found by the OS's probes instead of by the
+    // next request; the bound on a request is the client-side one below.
+    ...(embedded ? {} : KEEPALIVE),
   });
-  if (unnamed && !embedded && timeoutMs > 0) setTransactionTimeout(pool, timeoutMs);
+  if (!embedded && timeoutMs > 0) {
+    setPoolBounds(pool, {
+      ...(unnamed ? { transactionTimeoutMs: timeoutMs } : {}),
+      queryTimeoutMs: clientBoundMs(timeoutMs),
+    });
+  }
   // An idle client whose server went away emits 'error'; the pool drops it and
   // the next query reconnects. Without a listener it would crash the process.
   pool.on('error', () => {});

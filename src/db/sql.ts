@@ -98,6 +98,12 @@ export interface Statement<Params extends readonly unknown[], Row> {
   readonly params: readonly PgType[];
   /** Result columns in order; none for a statement that returns no rows. */
   readonly columns: Readonly<Record<string, Column>>;
+  /**
+   * Whether running it changes what a client asked to change: then a
+   * connection lost before its answer leaves the outcome unknown (503
+   * WRITE_OUTCOME_UNKNOWN), not "nothing written".
+   */
+  readonly writes: boolean;
   /** Phantom types: what the statement takes and returns. */
   readonly _types?: [Params, Row];
 }
@@ -105,42 +111,74 @@ export interface Statement<Params extends readonly unknown[], Row> {
 /** Any statement, as the registry lists them. */
 export type AnyStatement = Statement<readonly unknown[], unknown>;
 
+/** A data-changing command anywhere in the text (a CTE's too); not SELECT … FOR UPDATE. */
+const WRITING = /\b(INSERT\s+INTO|DELETE\s+FROM|MERGE\s+INTO|UPDATE\s+[\w."]+(\s+(AS\s+)?\w+)?\s+SET)\b/i;
+
 /**
  * A named statement: `params` are the PostgreSQL types of $1…$n, `columns`
  * the result in the order the statement returns it, each a model field or a
- * computed value.
+ * computed value. `writes` defaults to whether the text changes data; a
+ * statement whose changes are incidental to what the client asked (a
+ * credential check that slides its session) says `false`.
  */
 export function statement<const P extends readonly PgType[], const C extends Record<string, Column> = {}>(definition: {
   name: string;
   params: P;
   columns?: C;
   text: string;
+  writes?: boolean;
 }): Statement<ParamsOf<P>, RowOf<C>> {
-  return { name: definition.name, text: definition.text, params: definition.params, columns: definition.columns ?? {} };
+  return {
+    name: definition.name,
+    text: definition.text,
+    params: definition.params,
+    columns: definition.columns ?? {},
+    writes: definition.writes ?? WRITING.test(definition.text),
+  };
 }
 
 /** A failed statement, named, with the driver's error code (e.g. ECONNREFUSED, 23505) and the error as cause. */
 export class StatementError extends Error {
   override name = 'StatementError';
   readonly code: string | undefined;
+  /**
+   * A write was sent and its commit was never confirmed: the connection was
+   * lost (or the backend terminated, or the client-side bound expired) before
+   * the answer, or the wait for the synchronous standby was cancelled. It may
+   * or may not have been applied, and may not survive a failover.
+   */
+  readonly outcomeUnknown: boolean;
 
-  constructor(statementName: string, cause: unknown) {
+  constructor(statementName: string, cause: unknown, options: { outcomeUnknown?: boolean } = {}) {
     const { message, code } = (cause ?? {}) as { message?: unknown; code?: unknown };
     super(`statement ${statementName} failed: ${String(message ?? cause)}`, { cause });
     this.code = typeof code === 'string' ? code : undefined;
+    this.outcomeUnknown = options.outcomeUnknown ?? false;
   }
 }
 
-/**
- * Pools whose statement timeout is set per transaction (SET LOCAL), not at
- * connection start: behind PgBouncer in transaction mode a session setting
- * would stay on a server connection other clients then use, and the startup
- * parameter is refused. See openDatabase's `preparedStatements`.
- */
-const transactionTimeouts = new WeakMap<Pool, number>();
+/** How long the service waits for statements on a pool: set by openDatabase and by the replicas' pools. */
+export interface PoolBounds {
+  /**
+   * Set per transaction (SET LOCAL), not at connection start: behind
+   * PgBouncer in transaction mode a session setting would stay on a server
+   * connection other clients then use, and the startup parameter is refused.
+   * See openDatabase's `preparedStatements`.
+   */
+  transactionTimeoutMs?: number;
+  /**
+   * The client's own bound on waiting for any answer (pg's query_timeout):
+   * statement_timeout is the server's, and a server that stopped answering
+   * (frozen, or its host cut off) never sends the cancellation.
+   */
+  queryTimeoutMs?: number;
+}
 
-export function setTransactionTimeout(pool: Pool, timeoutMs: number): void {
-  transactionTimeouts.set(pool, timeoutMs);
+const poolBounds = new WeakMap<Pool, PoolBounds>();
+const clientTimeouts = new WeakMap<PoolClient, number>();
+
+export function setPoolBounds(pool: Pool, bounds: PoolBounds): void {
+  poolBounds.set(pool, bounds);
 }
 
 export async function query<Params extends readonly unknown[], Row>(
@@ -150,29 +188,61 @@ export async function query<Params extends readonly unknown[], Row>(
 ): Promise<Row[]> {
   // A bounded statement through a transaction pooler: its own transaction,
   // so that SET LOCAL binds it and nothing else (two more round trips).
-  if (transactionTimeouts.has(pool)) return transaction(pool, sql.name, (client) => run(client, sql, values));
-  return withClient(pool, sql.name, (client) => run(client, sql, values));
+  if (poolBounds.get(pool)?.transactionTimeoutMs !== undefined) {
+    return transaction(pool, sql.name, (client) => run(client, sql, values), { writes: sql.writes });
+  }
+  return withClient(
+    pool,
+    sql.name,
+    async (client) => {
+      try {
+        return await run(client, sql, values);
+      } catch (error) {
+        // On its own the statement commits as it ends: without its answer, nobody knows whether it did.
+        if (sql.writes && !isServerAnswer(error)) throw new StatementError(sql.name, error, { outcomeUnknown: true });
+        throw error;
+      }
+    },
+    { writes: sql.writes },
+  );
 }
 
 /**
  * `work` in one transaction on one connection (BEGIN … COMMIT, ROLLBACK when
- * it throws). `name` names the failure, as a statement's name does.
+ * it throws). `name` names the failure, as a statement's name does. `writes`
+ * (default true): whether a COMMIT whose answer never came leaves a write's
+ * outcome unknown (false for a read wrapped in a transaction).
  */
-export async function transaction<T>(pool: Pool, name: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
-  const timeoutMs = transactionTimeouts.get(pool);
+export async function transaction<T>(
+  pool: Pool,
+  name: string,
+  work: (client: PoolClient) => Promise<T>,
+  options: { writes?: boolean } = {},
+): Promise<T> {
+  const timeoutMs = poolBounds.get(pool)?.transactionTimeoutMs;
+  const writes = options.writes !== false;
   return withClient(pool, name, async (client) => {
     // One round trip for both (a simple query may hold several statements).
-    await client.query(timeoutMs === undefined ? 'BEGIN' : `BEGIN; SET LOCAL statement_timeout = ${Math.trunc(timeoutMs)}`);
+    await send(client, timeoutMs === undefined ? 'BEGIN' : `BEGIN; SET LOCAL statement_timeout = ${Math.trunc(timeoutMs)}`);
+    let result: T;
     try {
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
+      result = await work(client);
     } catch (error) {
       // A connection that cannot roll back is broken: withClient then drops it.
-      await client.query('ROLLBACK');
+      await send(client, 'ROLLBACK');
       throw error;
     }
-  });
+    try {
+      await send(client, 'COMMIT');
+    } catch (error) {
+      // An answer (a serialization failure at commit) means it rolled back;
+      // a lost connection or a terminated backend (57P01, during the wait for
+      // the synchronous standby) may come after the commit.
+      if (writes && !isServerAnswer(error)) throw new StatementError(name, error, { outcomeUnknown: true });
+      throw error;
+    }
+    return result;
+  }, { writes });
 }
 
 /** A named statement on a client already checked out (inside `transaction`). */
@@ -181,8 +251,20 @@ export async function run<Params extends readonly unknown[], Row>(
   sql: Statement<Params, Row>,
   values: Params,
 ): Promise<Row[]> {
-  const result = await client.query({ name: sql.name, text: sql.text, values: values as unknown as unknown[] });
+  const timeout = clientTimeouts.get(client);
+  const result = await client.query({
+    name: sql.name,
+    text: sql.text,
+    values: values as unknown as unknown[],
+    ...(timeout === undefined ? {} : { query_timeout: timeout }),
+  } as { name: string; text: string; values: unknown[] });
   return result.rows as Row[];
+}
+
+/** A simple-protocol command (BEGIN, COMMIT, a check) under the client-side bound. */
+export function send(client: PoolClient, text: string): Promise<unknown> {
+  const timeout = clientTimeouts.get(client);
+  return timeout === undefined ? client.query(text) : client.query({ text, query_timeout: timeout } as { text: string });
 }
 
 /**
@@ -190,35 +272,58 @@ export async function run<Params extends readonly unknown[], Row>(
  * connection on any error, so every statement the server cancels
  * (statement_timeout, under a slow database) would cost a new connection just
  * when the database can least afford one. A connection that answered with an
- * error is still good; one whose socket failed is not.
+ * error is still good; one whose socket failed is not. `writes`: whether
+ * `work` makes a write the client asked for, whose unconfirmed commit is then
+ * an error (a credential check's incidental touch is not).
  */
-async function withClient<T>(pool: Pool, name: string, work: (client: PoolClient) => Promise<T>): Promise<T> {
+export async function withClient<T>(
+  pool: Pool,
+  name: string,
+  work: (client: PoolClient) => Promise<T>,
+  options: { writes?: boolean } = {},
+): Promise<T> {
   let client: PoolClient;
   try {
     client = await pool.connect();
   } catch (error) {
     throw new StatementError(name, error);
   }
+  const timeout = poolBounds.get(pool)?.queryTimeoutMs;
+  if (timeout !== undefined) clientTimeouts.set(client, timeout);
   // A checked-out client's socket error (backend terminated, server gone) is
   // emitted as 'error': without a listener it would crash the process.
   let broken: Error | undefined;
   const onError = (error: Error) => {
     broken = error;
   };
+  // A commit whose wait for the synchronous standby was cancelled (by
+  // statement_timeout) is answered as a success with this warning: committed
+  // here, perhaps not on the standby that a failover would promote.
+  let unconfirmed: Error | undefined;
+  const onNotice = (notice: { routine?: string | undefined; message?: string | undefined }) => {
+    if (notice.routine === 'SyncRepWaitForLSN') unconfirmed = new Error(notice.message ?? 'the synchronous standby did not confirm the commit');
+  };
   client.on('error', onError);
+  client.on('notice', onNotice);
+  const detach = () => {
+    client.removeListener('error', onError);
+    client.removeListener('notice', onNotice);
+  };
+  let result: T;
   try {
-    const result = await work(client);
-    client.removeListener('error', onError);
-    client.release(broken);
-    return result;
+    result = await work(client);
   } catch (error) {
-    client.removeListener('error', onError);
-    client.release(broken ?? (isServerAnswer(error) ? undefined : (error as Error)));
+    detach();
+    client.release(broken ?? (isServerAnswer(error) && !wrongNode(error) ? undefined : (error as Error)));
     // Socket errors come from Node's own realm, where `instanceof Error` can
     // fail (graphql-js then hides them as "Unexpected error value"): always
     // throw an Error of ours, code kept, for toAppError to classify.
     throw error instanceof StatementError ? error : new StatementError(name, error);
   }
+  detach();
+  client.release(broken);
+  if (unconfirmed && options.writes) throw new StatementError(name, unconfirmed, { outcomeUnknown: true });
+  return result;
 }
 
 /**
@@ -231,3 +336,11 @@ function isServerAnswer(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P');
 }
+
+/**
+ * 25006 (read-only transaction) on the primary's pool: the connection reached
+ * a standby (an old primary demoted by a switchover, before the load balancer
+ * noticed). The answer is good, the connection is not: dropped, so that the
+ * next one goes where the primary now is.
+ */
+const wrongNode = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === '25006';

@@ -84,6 +84,7 @@ const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
   SERVICE_UNAVAILABLE: [MESSAGES.databaseUnavailable, MESSAGES.shuttingDown],
   DATABASE_BUSY: [MESSAGES.conflict],
   DATABASE_TIMEOUT: [MESSAGES.databaseTimeout],
+  WRITE_OUTCOME_UNKNOWN: [MESSAGES.writeOutcomeUnknown],
 };
 
 const describe = (code: ErrorCode): string =>

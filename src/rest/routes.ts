@@ -166,7 +166,7 @@ export const REST_ROUTES: RestRoute[] = [
         }),
       },
       callers: 'any',
-      errors: ['WRONG_PERMISSIONS', 'BAD_USER_INPUT'],
+      errors: ['WRONG_PERMISSIONS', 'BAD_USER_INPUT', 'WRITE_OUTCOME_UNKNOWN'],
     },
   },
   {
@@ -272,7 +272,7 @@ export const REST_ROUTES: RestRoute[] = [
         },
       },
       callers: 'user',
-      errors: ['BAD_USER_INPUT'],
+      errors: ['BAD_USER_INPUT', 'WRITE_OUTCOME_UNKNOWN'],
     },
   },
   {
@@ -379,7 +379,7 @@ export const REST_ROUTES: RestRoute[] = [
       })(),
       success: { status: 201, description: 'The new session, its token included.', schema: object({ session: ref('Session') }) },
       callers: 'none',
-      errors: ['BAD_USER_INPUT', 'UNKNOWN_APPLICATION', 'INVALID_SIGNATURE', 'TIMESTAMP_OUT_OF_WINDOW', 'NONCE_REUSED', 'UNAUTHENTICATED'],
+      errors: ['BAD_USER_INPUT', 'UNKNOWN_APPLICATION', 'INVALID_SIGNATURE', 'TIMESTAMP_OUT_OF_WINDOW', 'NONCE_REUSED', 'UNAUTHENTICATED', 'WRITE_OUTCOME_UNKNOWN'],
     },
   },
   {
@@ -420,7 +420,7 @@ export const REST_ROUTES: RestRoute[] = [
       description: 'Its token is refused from then on.',
       success: { status: 200, description: 'Ended; an empty body.' },
       callers: 'session',
-      errors: [],
+      errors: ['WRITE_OUTCOME_UNKNOWN'],
     },
   },
   {
@@ -446,7 +446,7 @@ export const REST_ROUTES: RestRoute[] = [
       requestBody: credentialsBody(credentialProperties, ['password']),
       success: { status: 200, description: 'The user the session now belongs to.', schema: object({ user: ref('User') }) },
       callers: 'session',
-      errors: ['BAD_USER_INPUT', 'UNAUTHENTICATED'],
+      errors: ['BAD_USER_INPUT', 'UNAUTHENTICATED', 'WRITE_OUTCOME_UNKNOWN'],
     },
   },
   {
@@ -466,7 +466,7 @@ export const REST_ROUTES: RestRoute[] = [
       description: 'A no-op for an application session.',
       success: { status: 200, description: 'Done; an empty body.' },
       callers: 'session',
-      errors: [],
+      errors: ['WRITE_OUTCOME_UNKNOWN'],
     },
   },
 ];

@@ -83,6 +83,8 @@ interface Kind {
   name: string;
   style: Style;
   send(): Promise<Response>;
+  /** A write: a connection lost after it was sent leaves its outcome unknown (503 WRITE_OUTCOME_UNKNOWN), which a read never answers. */
+  writes?: boolean;
   /** Whether the body is this request's normal answer (its status is checked separately). */
   normal(status: number, body: any): boolean;
 }
@@ -100,6 +102,7 @@ const KINDS: Kind[] = [
   {
     name: 'REST delete',
     style: 'list',
+    writes: true,
     send: () => fetch(`${base}/chat/Message/${UNKNOWN}.json`, { method: 'DELETE', headers: t.as.member }),
     normal: (status, body) => status === 200 && body?.NotFound?.ids?.[0] === UNKNOWN && body?.SuccessfullyDeleted?.ids?.length === 0,
   },
@@ -125,6 +128,7 @@ const KINDS: Kind[] = [
   {
     name: 'GraphQL deleteMessages',
     style: 'graphql',
+    writes: true,
     send: () => gql(`mutation { deleteMessages(ids: ["${UNKNOWN}"]) { successfullyDeleted notFound } }`, t.as.member),
     normal: (status, body) => status === 200 && body?.data?.deleteMessages?.notFound?.[0] === UNKNOWN && !body.errors,
   },
@@ -136,7 +140,11 @@ const KINDS: Kind[] = [
   },
 ];
 
-const MESSAGE_OF = { SERVICE_UNAVAILABLE: MESSAGES.databaseUnavailable, DATABASE_TIMEOUT: MESSAGES.databaseTimeout } as const;
+const MESSAGE_OF = {
+  SERVICE_UNAVAILABLE: MESSAGES.databaseUnavailable,
+  DATABASE_TIMEOUT: MESSAGES.databaseTimeout,
+  WRITE_OUTCOME_UNKNOWN: MESSAGES.writeOutcomeUnknown,
+} as const;
 type OutageCode = keyof typeof MESSAGE_OF;
 
 /**
@@ -202,6 +210,7 @@ async function send(kind: Kind): Promise<Outcome> {
   if (!LEAK.test(text)) {
     if (kind.normal(status, body)) result = 'normal';
     else result = outageCode(kind.style, status, body) ?? 'unexpected';
+    if (result === 'WRITE_OUTCOME_UNKNOWN' && !kind.writes) result = 'unexpected';
   }
   return { kind: kind.name, startedAt, endedAt, status, result, text };
 }

@@ -415,7 +415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -861,7 +861,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1320,7 +1320,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1332,7 +1332,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CodeMessageError"] & {
                         /** @enum {unknown} */
-                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT";
+                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT" | "WRITE_OUTCOME_UNKNOWN";
                     };
                 };
             };
@@ -1481,7 +1481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1493,7 +1493,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CodeMessageError"] & {
                         /** @enum {unknown} */
-                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT";
+                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT" | "WRITE_OUTCOME_UNKNOWN";
                     };
                 };
             };
@@ -1672,7 +1672,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1684,7 +1684,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CodeMessageError"] & {
                         /** @enum {unknown} */
-                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT";
+                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT" | "WRITE_OUTCOME_UNKNOWN";
                     };
                 };
             };
@@ -1833,7 +1833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1845,7 +1845,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["CodeMessageError"] & {
                         /** @enum {unknown} */
-                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT";
+                        code?: "SERVICE_UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_TIMEOUT" | "WRITE_OUTCOME_UNKNOWN";
                     };
                 };
             };
