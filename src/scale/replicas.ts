@@ -3,21 +3,32 @@
 // primary.
 //
 // Read-your-writes, across instances: after a caller's write, the primary's
-// WAL position (pg_current_wal_insert_lsn(), taken after the commit) is remembered
-// for that caller — in Redis when there is one, so that the instance serving
-// their next read knows it too — for POSITION_TTL_MS. A read by that caller
-// goes to a replica only once the replica has replayed that position: known
-// from its last health check, or waited for (polling
-// pg_last_wal_replay_lsn()) up to READ_YOUR_WRITES_WAIT_MS; else the read goes
-// to the primary. Measured on this machine: reading a standby right after a
-// write was stale in 388 of 500 tries without the wait, 0 with it.
+// WAL position (pg_current_wal_insert_lsn(), taken after the commit) and its
+// timeline are remembered for that caller — in Redis when there is one, so
+// that the instance serving their next read knows it too — for
+// POSITION_TTL_MS. A read by that caller goes to a replica only once that
+// replica has replayed that position, checked on the very connection the read
+// then runs on (behind a load balancer one URL may reach several standbys),
+// and waited for (polling pg_last_wal_replay_lsn()) up to
+// READ_YOUR_WRITES_WAIT_MS; else the read goes to the primary. Measured on
+// this machine: reading a standby right after a write was stale in 388 of 500
+// tries without the wait, 0 with it.
+//
+// Failovers: a promoted standby starts a new timeline where its replay ended,
+// which may be before positions the old primary handed out. A position from
+// an older timeline than the primary's is capped at the first position this
+// instance saw on the new one (past the fork, so past every write that
+// survived it): it cannot make reads wait for WAL the new timeline will not
+// write soon. A standby whose WAL receiver is still on an older timeline than
+// the primary's is not used (visible to superusers and pg_read_all_stats).
 //
 // A replica is skipped, never an error: when it does not answer its health
 // check (every HEALTH_INTERVAL_MS), when a read on it fails (the read is run
 // again on the primary), and when it lags: its replay position is behind what
 // the primary had written READ_REPLICA_MAX_LAG_MS ago.
-import { Pool } from 'pg';
-import { query, type Statement } from '../db/sql';
+import { Pool, type PoolClient } from 'pg';
+import { KEEPALIVE, clientBoundMs } from '../db';
+import { query, run, setPoolBounds, type Statement, withClient } from '../db/sql';
 import type { Caller } from '../services/caller';
 import type { SharedRedis } from './redis';
 import { PG_TYPES } from '../db/types';
@@ -46,6 +57,12 @@ const POLL_MS = 10;
 /** A position no replica reaches: reads go to the primary. */
 const UNREACHABLE = (1n << 64n) - 1n;
 
+/** A WAL position and its timeline (0: not known, e.g. written by an older instance). */
+export interface WalPosition {
+  tli: number;
+  lsn: bigint;
+}
+
 interface Replica {
   url: string;
   pool: Pool;
@@ -60,15 +77,38 @@ export function parseLsn(lsn: string): bigint {
   return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 }
 
+const formatLsn = (lsn: bigint): string => `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
+
+/** How a position is kept in Redis: `<timeline>@<lsn>`; a bare LSN (older instances) has timeline 0. */
+export function formatPosition(position: WalPosition): string {
+  return `${position.tli}@${formatLsn(position.lsn)}`;
+}
+
+export function parsePosition(text: string): WalPosition {
+  const at = text.indexOf('@');
+  return at < 0 ? { tli: 0, lsn: parseLsn(text) } : { tli: Number(text.slice(0, at)), lsn: parseLsn(text.slice(at + 1)) };
+}
+
+/** The primary's position and timeline (the first 8 hex digits of the WAL file name). */
+const PRIMARY_POSITION = (fn: 'pg_current_wal_lsn' | 'pg_current_wal_insert_lsn') =>
+  `SELECT ${fn}()::text AS lsn, pg_walfile_name(${fn}()) AS file`;
+
+/** A standby's replay position and the timeline its WAL receiver is on (NULL: not streaming, or not visible to this role). */
+const REPLAY_POSITION = 'SELECT pg_last_wal_replay_lsn()::text AS lsn, (SELECT received_tli FROM pg_stat_wal_receiver) AS tli';
+
+const positionOf = (row: { lsn: string; file: string }): WalPosition => ({ tli: parseInt(row.file.slice(0, 8), 16), lsn: parseLsn(row.lsn) });
+
 export class ReadReplicas {
   private readonly replicas: Replica[];
   private readonly maxLagMs: number;
   private readonly waitMs: number;
   private readonly redis: SharedRedis | undefined;
   /** Callers' last write positions, for when there is no Redis (or it fails). */
-  private readonly positions = new Map<string, { lsn: bigint; until: number }>();
-  /** (time, primary position) samples, newest last: what the primary had written when. */
+  private readonly positions = new Map<string, { position: WalPosition; until: number }>();
+  /** (time, primary position) samples on the primary's current timeline, newest last. */
   private readonly primaryHistory: { at: number; lsn: bigint }[] = [];
+  /** The primary's timeline as last seen, and the first position seen on it. */
+  private timeline: WalPosition | undefined;
   private readonly timer: NodeJS.Timeout;
   private next = 0;
   readonly routes: Record<ReadRoute, number> = {
@@ -91,7 +131,9 @@ export class ReadReplicas {
         max: options.poolMax ?? 10,
         connectionTimeoutMillis: timeoutMs || 5_000,
         ...(timeoutMs > 0 ? { statement_timeout: timeoutMs } : {}),
+        ...KEEPALIVE,
       });
+      if (timeoutMs > 0) setPoolBounds(pool, { queryTimeoutMs: clientBoundMs(timeoutMs) });
       // A replica that goes away must not crash the process: it is skipped.
       pool.on('error', () => {});
       return { url, pool, healthy: false, replayed: 0n };
@@ -110,27 +152,29 @@ export class ReadReplicas {
     return this.replicas.filter((r) => r.healthy).length;
   }
 
+  /** The primary's timeline as this instance last saw it (undefined before the first health check reached it). */
+  primaryTimeline(): number | undefined {
+    return this.timeline?.tli;
+  }
+
   private async check(): Promise<void> {
     const now = Date.now();
     try {
-      const { rows } = await this.options.primary.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
-      this.primaryHistory.push({ at: now, lsn: parseLsn(rows[0]!.lsn) });
-      // Keep what covers the lag bound, plus one older sample to compare with.
-      while (this.primaryHistory.length > 2 && this.primaryHistory[1]!.at < now - this.maxLagMs) this.primaryHistory.shift();
+      const { rows } = await this.options.primary.query<{ lsn: string; file: string }>(PRIMARY_POSITION('pg_current_wal_lsn'));
+      this.observePrimary(now, positionOf(rows[0]!));
     } catch {
-      // The primary down: its own requests fail; replicas keep their state.
+      // The primary down (or, for a moment, a standby behind its address): its own requests fail; replicas keep their state.
     }
     // What the primary had written maxLagMs ago: a replica behind it lags too much.
     const bound = [...this.primaryHistory].reverse().find((sample) => sample.at <= now - this.maxLagMs)?.lsn ?? 0n;
     await Promise.all(
       this.replicas.map(async (replica) => {
         try {
-          const { rows } = await replica.pool.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
-          const lsn = rows[0]?.lsn;
+          const { rows } = await replica.pool.query<{ lsn: string | null; tli: number | null }>(REPLAY_POSITION);
           // NULL: not a standby (promoted, or a plain server): not a replica to use.
-          if (!lsn) throw new Error('not in recovery');
-          replica.replayed = parseLsn(lsn);
-          replica.healthy = replica.replayed >= bound;
+          if (!rows[0]?.lsn) throw new Error('not in recovery');
+          replica.replayed = parseLsn(rows[0].lsn);
+          replica.healthy = replica.replayed >= bound && !this.abandoned(rows[0].tli, this.timeline?.tli ?? 0);
         } catch {
           replica.healthy = false;
         }
@@ -138,26 +182,42 @@ export class ReadReplicas {
     );
   }
 
+  private observePrimary(at: number, position: WalPosition): void {
+    if (this.timeline === undefined || position.tli !== this.timeline.tli) {
+      // A new timeline (a failover, or this instance's first look): samples of the old one say nothing about lag on this one.
+      this.timeline = position;
+      this.primaryHistory.length = 0;
+    }
+    this.primaryHistory.push({ at, lsn: position.lsn });
+    // Keep what covers the lag bound, plus one older sample to compare with.
+    while (this.primaryHistory.length > 2 && this.primaryHistory[1]!.at < at - this.maxLagMs) this.primaryHistory.shift();
+  }
+
+  /** A standby whose WAL receiver is on an older timeline than `required` follows a primary that is gone. */
+  private abandoned(receivedTli: number | null, required: number): boolean {
+    return receivedTli !== null && receivedTli < required;
+  }
+
   /** After a caller's write has committed: remember where the primary's WAL then was. */
   async wrote(callerKey: string): Promise<void> {
-    let lsn: string;
+    let position: WalPosition;
     try {
       // The insert position, not pg_current_wal_lsn() (the write position):
       // with synchronous_commit off the commit record may not be written yet,
       // and a replica that replayed up to the write position would still miss it.
-      const { rows } = await this.options.primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn');
-      lsn = rows[0]!.lsn;
+      const { rows } = await this.options.primary.query<{ lsn: string; file: string }>(PRIMARY_POSITION('pg_current_wal_insert_lsn'));
+      position = positionOf(rows[0]!);
     } catch {
       // The write committed but its position is unknown: this instance reads
       // this caller's data from the primary for a while (never an error for
       // a write that was made).
-      this.positions.set(callerKey, { lsn: UNREACHABLE, until: Date.now() + POSITION_TTL_MS });
+      this.positions.set(callerKey, { position: { tli: 0, lsn: UNREACHABLE }, until: Date.now() + POSITION_TTL_MS });
       return;
     }
-    this.positions.set(callerKey, { lsn: parseLsn(lsn), until: Date.now() + POSITION_TTL_MS });
+    this.positions.set(callerKey, { position, until: Date.now() + POSITION_TTL_MS });
     if (this.positions.size > 100_000) this.positions.delete(this.positions.keys().next().value as string);
     if (this.redis) {
-      await this.redis.client.set(`${this.redis.prefix}lsn:${callerKey}`, lsn, 'PX', POSITION_TTL_MS).catch(() => {
+      await this.redis.client.set(`${this.redis.prefix}lsn:${callerKey}`, formatPosition(position), 'PX', POSITION_TTL_MS).catch(() => {
         // Another instance may now read this caller's data from a replica
         // that has not replayed the write: counted by the read that follows
         // on this instance only. Redis being down also fails the rate limiter,
@@ -167,71 +227,88 @@ export class ReadReplicas {
   }
 
   /** The caller's last write position: undefined if none is known, null if it cannot be known now (Redis failing). */
-  private async position(callerKey: string): Promise<bigint | undefined | null> {
+  private async position(callerKey: string): Promise<WalPosition | undefined | null> {
     const local = this.positions.get(callerKey);
-    const localLsn = local && local.until > Date.now() ? local.lsn : undefined;
-    if (!this.redis) return localLsn;
+    const localPosition = local && local.until > Date.now() ? local.position : undefined;
+    if (!this.redis) return localPosition;
     try {
       const shared = await this.redis.client.get(`${this.redis.prefix}lsn:${callerKey}`);
-      const sharedLsn = shared ? parseLsn(shared) : undefined;
-      if (sharedLsn === undefined) return localLsn;
-      return localLsn !== undefined && localLsn > sharedLsn ? localLsn : sharedLsn;
+      const sharedPosition = shared ? parsePosition(shared) : undefined;
+      if (sharedPosition === undefined) return localPosition;
+      return localPosition !== undefined && later(localPosition, sharedPosition) ? localPosition : sharedPosition;
     } catch {
       return null;
     }
   }
 
-  /** Runs a read for this caller on a replica that has their writes, else on the primary. */
-  async query<Params extends readonly unknown[], Row>(callerKey: string, sql: Statement<Params, Row>, values: Params): Promise<Row[]> {
-    const replica = await this.choose(callerKey);
-    if (typeof replica === 'string') {
-      this.routes[replica]++;
-      return query(this.options.primary, sql, values);
-    }
-    try {
-      const rows = await query(replica.pool, sql, values);
-      this.routes.replica++;
-      return rows;
-    } catch {
-      // Whatever went wrong there (gone, cancelled by a conflict with
-      // recovery), the primary can answer: skipped until its next health check.
-      replica.healthy = false;
-      this.routes.primary_replica_failed++;
-      return query(this.options.primary, sql, values);
-    }
+  /**
+   * What a replica must have replayed for this caller: their position, or,
+   * when it was written on a timeline the primary has since left, no further
+   * than the first position seen on the primary's timeline (what survived
+   * the failover is before the fork, which is before that).
+   */
+  private target(position: WalPosition): WalPosition {
+    const current = this.timeline;
+    if (current === undefined || position.tli === 0 || position.tli >= current.tli) return position;
+    return { tli: current.tli, lsn: position.lsn < current.lsn ? position.lsn : current.lsn };
   }
 
-  private async choose(callerKey: string): Promise<Replica | ReadRoute> {
+  /** Runs a read for this caller on a replica that has their writes, else on the primary. */
+  async query<Params extends readonly unknown[], Row>(callerKey: string, sql: Statement<Params, Row>, values: Params): Promise<Row[]> {
     const healthy = this.replicas.filter((r) => r.healthy);
-    if (healthy.length === 0) return 'primary_no_replica';
-    const position = await this.position(callerKey);
-    if (position === null) return 'primary_position_unknown';
-    const start = this.next++ % healthy.length;
-    const ordered = [...healthy.slice(start), ...healthy.slice(0, start)];
-    if (position === undefined) return ordered[0]!;
-    const ready = ordered.find((r) => r.replayed >= position);
-    if (ready) return ready;
-    // Wait (bounded) for the first replica to replay the caller's write.
-    const target = ordered[0]!;
-    const deadline = Date.now() + this.waitMs;
-    while (Date.now() < deadline) {
+    const position = healthy.length === 0 ? undefined : await this.position(callerKey);
+    let route: ReadRoute;
+    if (healthy.length === 0) route = 'primary_no_replica';
+    else if (position === null) route = 'primary_position_unknown';
+    else if (position !== undefined && position.lsn === UNREACHABLE) route = 'primary_not_replayed';
+    else {
+      const replica = healthy[this.next++ % healthy.length]!;
       try {
-        const { rows } = await target.pool.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
-        if (rows[0]?.lsn) target.replayed = parseLsn(rows[0].lsn);
-        if (target.replayed >= position) return target;
+        const rows = await withClient(replica.pool, sql.name, async (client) =>
+          position === undefined || (await this.replayedOn(client, replica, this.target(position))) ? run(client, sql, values) : undefined,
+        );
+        if (rows !== undefined) {
+          this.routes.replica++;
+          return rows;
+        }
+        route = 'primary_not_replayed';
       } catch {
-        target.healthy = false;
-        break;
+        // Whatever went wrong there (gone, cancelled by a conflict with
+        // recovery), the primary can answer: skipped until its next health check.
+        replica.healthy = false;
+        route = 'primary_replica_failed';
       }
+    }
+    this.routes[route]++;
+    return query(this.options.primary, sql, values);
+  }
+
+  /** Whether the standby behind this connection has replayed `target` (waiting for it up to waitMs). */
+  private async replayedOn(client: PoolClient, replica: Replica, target: WalPosition): Promise<boolean> {
+    const required = Math.max(target.tli, this.timeline?.tli ?? 0);
+    const deadline = Date.now() + this.waitMs;
+    for (;;) {
+      const { rows } = await client.query<{ lsn: string | null; tli: number | null }>(REPLAY_POSITION);
+      const row = rows[0];
+      if (!row?.lsn || this.abandoned(row.tli, required)) {
+        replica.healthy = false;
+        return false;
+      }
+      if (parseLsn(row.lsn) >= target.lsn) return true;
+      if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-    return 'primary_not_replayed';
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
     await Promise.all(this.replicas.map((r) => r.pool.end().catch(() => {})));
   }
+}
+
+/** Whether `a` is after `b` (a later timeline, or further on the same one). */
+function later(a: WalPosition, b: WalPosition): boolean {
+  return a.tli !== b.tli ? a.tli > b.tli : a.lsn > b.lsn;
 }
 
 /** Who "the caller" is for read-your-writes: a user, or an application acting as itself. */
