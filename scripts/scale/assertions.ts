@@ -1,0 +1,106 @@
+// What the proofs check after the load, each as a named Check: acknowledged
+// writes on a server, a standby caught up, the credential budget exact across
+// instances, a revoked session refused everywhere.
+import { randomBytes } from 'node:crypto';
+import type { Pool } from 'pg';
+import { openDatabase } from '../../src/db';
+import { parseLsn } from '../../src/scale/replicas';
+import { createServices } from '../../src/services';
+import type { Write } from './load';
+import { sleep, waitFor } from './processes';
+import type { Check } from './report';
+
+/** How many of `writes` the server behind `pool` has: uploads' phones present, deleted messages gone from their sender's history. */
+export async function writesPresent(pool: Pool, writes: Write[]): Promise<number> {
+  const phones = writes.flatMap((w) => (w.kind === 'upload' ? [w.phone] : []));
+  const deletes = writes.flatMap((w) => (w.kind === 'delete' ? [w] : []));
+  const uploads = await pool.query<{ n: number }>('SELECT count(DISTINCT phone)::int AS n FROM contacts WHERE phone = ANY($1::text[])', [phones]);
+  const hidden = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM messages m
+      WHERE m.id = ANY($1::text[])
+        AND (m.deleted_at IS NOT NULL OR EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = m.sender_id))`,
+    [deletes.map((d) => d.messageId)],
+  );
+  return uploads.rows[0]!.n + hidden.rows[0]!.n;
+}
+
+/** Waits until the standby behind `standby` has replayed what the primary behind `primary` has written now. */
+export async function caughtUp(primary: Pool, standby: Pool, timeoutMs = 30_000): Promise<void> {
+  const target = parseLsn((await primary.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0]!.lsn);
+  await waitFor(
+    'standby catch-up',
+    async () => parseLsn((await standby.query<{ lsn: string }>('SELECT pg_last_wal_replay_lsn()::text AS lsn')).rows[0]!.lsn) >= target,
+    timeoutMs,
+  );
+}
+
+export const acknowledgedCheck = (where: string, present: number, writes: Write[]): Check => ({
+  name: `acknowledged writes on the ${where}`,
+  ok: present === writes.length,
+  detail: `${present} of ${writes.length}`,
+});
+
+/** Waits until each instance counts requests in Redis again (a counted answer carries RateLimit-* headers; a fail-open one does not). */
+export async function countingInRedis(ports: number[]): Promise<void> {
+  for (const port of ports) {
+    await waitFor(`instance :${port} counting in redis`, async () =>
+      (await fetch(`http://127.0.0.1:${port}/address_book.json`, { headers: { 'SVC-Token': 'probe' } })).headers.has('ratelimit-limit'),
+    );
+  }
+}
+
+/** A guessed credential hammered round-robin on the instances directly: exactly `budget` served, the rest 429. */
+export async function credentialBudget(ports: number[], budget: number): Promise<Check> {
+  const guess = `budget-${randomBytes(12).toString('hex')}`;
+  let served = 0;
+  let limited = 0;
+  for (let i = 0; i < budget + 30; i += 10) {
+    const batch = await Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        fetch(`http://127.0.0.1:${ports[(i + k) % ports.length]}/address_book.json`, { headers: { 'SVC-Token': guess } }).then((r) => r.status),
+      ),
+    );
+    for (const status of batch) status === 429 ? limited++ : served++;
+  }
+  return {
+    name: `credential budget exact across ${ports.length} instances`,
+    ok: served === budget,
+    detail: `${served} served of ${budget + 30} (budget ${budget}), ${limited} refused 429`,
+  };
+}
+
+/** A session made on the primary, used on every instance, ended on the first: refused by each within 1 s. */
+export async function revocation(ports: number[], primaryUrl: string, applicationId: number, userId: number, secretsKey: Buffer): Promise<Check> {
+  const db = await openDatabase({ url: primaryUrl, migrate: false, poolMax: 1 });
+  const services = createServices(db, { auth: { cacheMs: 0 }, secretsKey });
+  const { token } = await services.applications.createSession(applicationId, userId);
+  await services.close();
+  await db.close();
+  const headers = { 'SVC-Token': token };
+  for (const port of ports) {
+    for (let k = 0; k < 2; k++) await fetch(`http://127.0.0.1:${port}/address_book.json`, { headers });
+  }
+  const ended = await fetch(`http://127.0.0.1:${ports[0]}/session.json`, { method: 'DELETE', headers });
+  const endedAt = Date.now();
+  const refusedAfter: number[] = [];
+  for (const port of ports) {
+    for (;;) {
+      const status = (await fetch(`http://127.0.0.1:${port}/address_book.json`, { headers })).status;
+      if (status === 401 || Date.now() - endedAt > 10_000) {
+        refusedAfter.push(Date.now() - endedAt);
+        break;
+      }
+      await sleep(10);
+    }
+  }
+  return {
+    name: 'revoked session refused on every instance within 1 s',
+    ok: ended.status < 300 && refusedAfter.every((ms) => ms < 1_000),
+    detail: `after ${refusedAfter.join(', ')} ms`,
+  };
+}
+
+/** Deadlocks PostgreSQL has counted in the database so far. */
+export async function deadlocks(pool: Pool): Promise<number> {
+  return Number((await pool.query("SELECT deadlocks FROM pg_stat_database WHERE datname = 'postgres'")).rows[0].deadlocks);
+}

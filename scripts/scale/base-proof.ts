@@ -1,0 +1,192 @@
+// `npm run scale:proof`: the service past one machine, on this one machine,
+// from Debian's packages: a primary PostgreSQL 15 and a streaming hot standby
+// (pg_basebackup -R), a Redis of its own (so it can be restarted), PgBouncer in
+// transaction mode in front of the primary, 3 service instances (unnamed
+// statements through PgBouncer, reads on the standby, limits and revocations
+// through Redis) and HAProxy checking /readyz. A fixed-rate mixed load runs
+// over every operation for --duration seconds while faults are injected:
+// SIGKILL one instance and restart it, restart the standby, SIGTERM another
+// and restart it, restart Redis.
+//
+// It asserts and prints: every acknowledged write present on the primary and,
+// after catch-up, on the standby; 0 stale read-after-write pairs; the
+// credential budget exact across the 3 instances; a revoked session refused
+// everywhere within 1 s; 0 new deadlocks; reads served by the replica > 0;
+// errors per fault window and how long each lasted; p50/p99 per phase.
+import { Pool } from 'pg';
+import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../lib/pg-cluster';
+import { writePgbouncerConfig } from '../lib/pgbouncer';
+import { freePort } from '../lib/ports';
+import { acknowledgedCheck, caughtUp, countingInRedis, credentialBudget, deadlocks, revocation, writesPresent } from './assertions';
+import { type Fault, scheduleFaults } from './faults';
+import { BASE_PACKAGES, installDebianPackages } from './install';
+import { CREDENTIAL_BUDGET, type Instances, ready, replicaReads, startInstances, startRedis } from './instances';
+import { type LoadResult, runLoad } from './load';
+import { log, postgresUser, type Runner, sleep, waitFor } from './processes';
+import { type Check, failedOutside, phaseTable, printReport, windowTable } from './report';
+import { type Seeded, seed } from './seed';
+
+export interface BaseOptions {
+  durationS: number;
+  rate: number;
+  users: number;
+}
+
+interface Topology {
+  dir: string;
+  primary: Cluster;
+  standby: Cluster;
+  bouncerUrl: string;
+  redis: Awaited<ReturnType<typeof startRedis>>;
+  instances: Instances;
+  seeded: Seeded;
+  primaryPool: Pool;
+  standbyPool: Pool;
+}
+
+async function startPgbouncer(runner: Runner, dir: string, port: number, primaryPort: number): Promise<string> {
+  const bouncer = writePgbouncerConfig({
+    dir,
+    listenPort: port,
+    server: { host: '127.0.0.1', port: primaryPort, database: 'postgres', user: 'postgres' },
+    poolSize: 20,
+    maxClientConn: 1000,
+  });
+  // Its own pid (-u keeps it in the foreground as postgres), so stopping it is stopping that pid.
+  runner.start('pgbouncer', bouncer.command, bouncer.args);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  await waitFor('pgbouncer', async () => {
+    const pool = new Pool({ connectionString: url, max: 1 });
+    try {
+      return (await pool.query('SELECT 1')).rowCount === 1;
+    } finally {
+      await pool.end();
+    }
+  });
+  return url;
+}
+
+async function startTopology(runner: Runner, options: BaseOptions): Promise<Topology> {
+  const dir = runner.tempDir('chatsvc-scale-proof-', postgresUser());
+  const [primaryPort, standbyPort, bouncerPort, redisPort, haproxyPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const instancePorts = [await freePort(), await freePort(), await freePort()];
+  log(`primary :${primaryPort}, standby :${standbyPort}`);
+  const primary = createPrimary(primaryPort);
+  runner.defer(() => primary.destroy());
+  const standby = createStandby(primary, standbyPort);
+  runner.defer(() => standby.destroy());
+  const seeded = await seed(primary.url, options.users);
+  const redis = await startRedis(runner, redisPort);
+  const bouncerUrl = await startPgbouncer(runner, dir, bouncerPort, primaryPort);
+  const instances = await startInstances(runner, dir, instancePorts, haproxyPort, {
+    databaseUrl: bouncerUrl,
+    readUrl: standby.url,
+    redisUrl: redis.url,
+    secretsKey: seeded.secretsKey,
+    extra: { DB_PREPARED_STATEMENTS: 'unnamed' },
+  });
+  log(`instances :${instancePorts.join(', :')}`);
+  const primaryPool = new Pool({ connectionString: primary.url, max: 2 });
+  const standbyPool = new Pool({ connectionString: standby.url, max: 2 });
+  for (const pool of [primaryPool, standbyPool]) {
+    pool.on('error', () => {});
+    runner.defer(() => pool.end().catch(() => {}));
+  }
+  return { dir, primary, standby, bouncerUrl, redis, instances, seeded, primaryPool, standbyPool };
+}
+
+function faults(top: Topology): Fault[] {
+  const { instances, standby, standbyPool, redis } = top;
+  return [
+    {
+      name: 'SIGKILL instance 0, restart it',
+      at: 0.15,
+      run: async () => {
+        instances.procs[0]!.child.kill('SIGKILL');
+        await sleep(1_000);
+        instances.start(0);
+        await waitFor('instance 0 back', ready(instances.ports[0]!), 90_000);
+      },
+    },
+    {
+      name: 'restart the standby',
+      at: 0.35,
+      run: async () => {
+        standby.stop('fast');
+        await sleep(1_000);
+        standby.start();
+        await waitFor('standby back', async () => (await standbyPool.query('SELECT 1')).rowCount === 1);
+      },
+    },
+    {
+      name: 'SIGTERM instance 1, restart it',
+      at: 0.55,
+      run: async () => {
+        const exited = instances.procs[1]!.exited();
+        instances.procs[1]!.child.kill('SIGTERM');
+        await exited;
+        instances.start(1);
+        await waitFor('instance 1 back', ready(instances.ports[1]!), 90_000);
+      },
+    },
+    { name: 'restart Redis', at: 0.75, run: () => redis.restart() },
+  ];
+}
+
+async function checksAfter(top: Topology, load: LoadResult, failed: number, deadlocksBefore: number): Promise<Check[]> {
+  const { instances, primaryPool, standbyPool, seeded } = top;
+  await countingInRedis(instances.ports);
+  const budget = await credentialBudget(instances.ports, CREDENTIAL_BUDGET);
+  const revoked = await revocation(instances.ports, top.primary.url, seeded.applicationId, seeded.users[0]!.id, seeded.secretsKey);
+  // The base proof's writes are its uploads (deletes are checked by the failover proof).
+  const uploads = load.acknowledged.filter((w) => w.kind === 'upload');
+  const onPrimary = await writesPresent(primaryPool, uploads);
+  await caughtUp(primaryPool, standbyPool);
+  const onStandby = await writesPresent(standbyPool, uploads);
+  const newDeadlocks = (await deadlocks(primaryPool)) - deadlocksBefore;
+  const replica = await replicaReads(instances.ports);
+  return [
+    acknowledgedCheck('primary', onPrimary, uploads),
+    acknowledgedCheck('standby after catch-up', onStandby, uploads),
+    { name: 'stale read-after-write pairs', ok: load.stalePairs === 0, detail: `${load.stalePairs} of ${load.checkedPairs} pairs` },
+    budget,
+    revoked,
+    { name: 'new deadlocks', ok: newDeadlocks === 0, detail: String(newDeadlocks) },
+    { name: 'reads served by the replica', ok: replica > 0, detail: `${replica} (counters of the instances' current processes)` },
+    { name: 'failed requests outside fault windows', ok: failed === 0, detail: String(failed) },
+  ];
+}
+
+export async function baseProof(runner: Runner, options: BaseOptions): Promise<boolean> {
+  const can = clustersAvailable();
+  if (!can.ok) throw new Error(`cannot make PostgreSQL clusters here: ${can.reason}`);
+  await runner.step('install Debian packages (haproxy, pgbouncer)', () => installDebianPackages(BASE_PACKAGES));
+  const top = await runner.step('topology: primary, standby, Redis, PgBouncer, 3 instances, HAProxy', () => startTopology(runner, options));
+  const deadlocksBefore = await deadlocks(top.primaryPool);
+  const t0 = Date.now();
+  const plan = scheduleFaults(t0, options.durationS, faults(top));
+  log(`load: ${options.rate} operations/s for ${options.durationS} s over ${options.users} users`);
+  const load = await runLoad({ base: top.instances.base, users: top.seeded.users, rate: options.rate, durationS: options.durationS, retryMs: 5_000, done: plan.done });
+  await plan.finished;
+  const loadEnd = Date.now();
+  log(`load done: ${load.samples.length} requests`);
+  const outside = failedOutside(load.samples, plan.windows);
+  const checks = await checksAfter(top, load, outside.length, deadlocksBefore);
+  const phases = phaseTable(load.samples, t0, loadEnd, plan.windows);
+  const windows = windowTable(load.samples, plan.windows);
+  const lines = [
+    `scale proof: ${options.durationS} s at ${options.rate} operations/s, ${options.users} users, 3 instances behind HAProxy, PgBouncer (transaction mode), 1 streaming standby, Redis`,
+    `requests: ${load.samples.length} (operations not started because every user was busy: ${load.skipped})`,
+    '',
+    ...phases.lines,
+    '',
+    ...windows.lines,
+    ...(outside.length > 0 ? [`failed outside fault windows: ${JSON.stringify(outside.slice(0, 5).map((s) => ({ at: s.at - t0, op: s.op, status: s.status })))}`] : []),
+    '',
+  ];
+  const ok = printReport(lines, checks, { durationS: options.durationS, rate: options.rate, requests: load.samples.length, phases: phases.figures, faults: windows.figures });
+  if (!ok) {
+    for (const [i, proc] of top.instances.procs.entries()) process.stdout.write(`--- instance ${i} output (tail) ---\n${proc.output().slice(-3000)}\n`);
+  }
+  return ok;
+}
