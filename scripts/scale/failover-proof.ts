@@ -21,6 +21,7 @@
 // switchover; and figures: promotion time, time without writes, errors by
 // kind per window, p50/p99 per phase.
 import { Pool } from 'pg';
+import { clientBoundMs } from '../../src/db';
 import { freePort } from '../lib/ports';
 import { acknowledgedCheck, caughtUp, writesPresent } from './assertions';
 import { type Fault, type FaultWindow, inWindow, scheduleFaults } from './faults';
@@ -170,8 +171,8 @@ function answerChecks(load: LoadResult, windows: FaultWindow[], retryMs: number)
   const undocumented = failures.filter((kind) => !DOCUMENTED.has(kind));
   const outside = failedOutside(load.samples, windows);
   const slowest = Math.max(...load.samples.map((s) => s.ms));
-  // A request may retry for retryMs, and its last attempt wait up to the service's bounds (5 s + 1 s) before its 503.
-  const hangBound = retryMs + 7_000;
+  // A request may retry for retryMs, and its last attempt wait up to the service's client-side bound before its 503.
+  const hangBound = retryMs + clientBoundMs(5_000) + 1_000;
   const switchover = windows.find((w) => w.name.includes('switchover'));
   const switchoverFinal = switchover ? load.samples.filter((s) => !s.ok && inWindow(switchover, s.at)) : [];
   const kinds = JSON.stringify(countKinds(undocumented));

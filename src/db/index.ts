@@ -52,11 +52,13 @@ export interface Database {
 export const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 } as const;
 
 /**
- * The client's own bound on an answer, past the server's statement_timeout:
- * a live server cancels first (57014, nothing written); only a server that
- * answers nothing at all (frozen, or cut off) meets this one.
+ * The client's own bound on an answer, well past the server's
+ * statement_timeout: a live server cancels first (57014, nothing written),
+ * even when busy (a cancellation answered a second late, under load, must not
+ * cost the connection); only a server that answers nothing at all (frozen, or
+ * cut off), or a commit waiting for a synchronous standby, meets this one.
  */
-export const clientBoundMs = (statementTimeoutMs: number): number => statementTimeoutMs + 1_000;
+export const clientBoundMs = (statementTimeoutMs: number): number => statementTimeoutMs + 5_000;
 
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
   let embedded: EmbeddedDatabase | undefined;

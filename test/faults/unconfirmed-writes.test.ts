@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
 import { type App, createApp } from '../../src/app';
-import { type Database, openDatabase } from '../../src/db';
+import { clientBoundMs, type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { MEMBER_PHONE } from '../support/address-book';
 import { createPostgresInstance, type PostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
@@ -27,7 +27,7 @@ import { seedTenant, type Tenant } from '../support/seed';
 
 const STATEMENT_TIMEOUT_MS = 1_000;
 /** The client-side bound (src/db/index.ts clientBoundMs) plus slack for a busy machine. */
-const ANSWER_BOUND_MS = STATEMENT_TIMEOUT_MS + 1_000 + 3_000;
+const ANSWER_BOUND_MS = clientBoundMs(STATEMENT_TIMEOUT_MS) + 3_000;
 /** A request not answered by then hangs. */
 const HANG_MS = 20_000;
 
