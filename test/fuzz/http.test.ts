@@ -75,6 +75,8 @@ import type { TestService } from '../support/service';
 
 let service: TestService;
 let port: number;
+/** The service's cap on one user's live sessions (SESSIONS_PER_USER_MAX). */
+const SESSIONS_PER_USER = 20;
 /** Two applications: requests carry credentials of either, and must only ever see their own. */
 let tenants: [Tenant, Tenant];
 
@@ -85,7 +87,13 @@ beforeAll(async () => {
   // Failed-password budgets that a run reaches now and then (429) and that
   // open again within seconds, so that right passwords keep being tried;
   // per address unbounded, as every request comes from one address.
-  service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } });
+  // A cap on a user's sessions that a RELIABILITY_LONG run reaches (an
+  // owner gets a session, disposable ones included, every fifty requests or
+  // so; CI's run once met the default 100 at request 5,160), so that a
+  // creation past it, which ends the user's least recently used session, is
+  // checked. Not lower: a tenant's shared session is used every few dozen
+  // requests, and must never be the least recently used of 20.
+  service = await startIsolatedService({ sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } });
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
   for (const t of tenants) {
@@ -576,6 +584,8 @@ const sessionAnswers: Record<string, number> = {};
 const usedPairs = new Set<string>();
 let failuresChecked = 0;
 let largestBody = 0;
+/** Creations past SESSIONS_PER_USER that ended a session of the user's. */
+let endedByCap = 0;
 
 /** Which route takes the request, if any: the route of its path with its method (HEAD: the GET route's). */
 function successRoute(d: RequestDescriptor): KnownRoute | undefined {
@@ -602,25 +612,30 @@ const WRITES: Record<KnownRoute, readonly string[]> = {
 /**
  * A session request whose answer is documented got that answer: its
  * expected one; NONCE_REUSED for a replay, or where the expected creation's
- * pair was used already; 429 in place of a password check while that login
- * is over its failed-password budget.
+ * pair was used already (`reused`, decided before it was sent); 429 in place
+ * of a password check while that login is over its failed-password budget.
  */
-function checkSessionAnswer(prepared: Prepared, res: RawResponse): void {
+function checkSessionAnswer(prepared: Prepared, res: RawResponse, reused: boolean): void {
   const parts = (prepared.session ?? prepared.replay?.parts)!;
   const answer = sessionAnswer(res.status, res.json);
-  const expected =
-    prepared.replay || (parts.expected === 'created' && usedPairs.has(parts.pair))
-      ? 'NONCE_REUSED'
-      : parts.expected === 'BAD_USER_INPUT'
-        ? `BAD_USER_INPUT ${parts.field}`
-        : parts.expected;
+  const expected = reused ? 'NONCE_REUSED' : parts.expected === 'BAD_USER_INPUT' ? `BAD_USER_INPUT ${parts.field}` : parts.expected;
   const checksPassword = Object.keys(parts.parameters).some((k) => k.startsWith('user[')) && ['created', 'UNAUTHENTICATED', 'NONCE_REUSED'].includes(expected);
   sessionAnswers[answer] = (sessionAnswers[answer] ?? 0) + 1;
   check(answer === expected || (checksPassword && answer === 'TOO_MANY_REQUESTS'), `a session request expected to be answered ${expected} was answered ${answer}`);
-  if (answer === 'created') {
-    usedPairs.add(parts.pair);
-    lastCreated = { bytes: prepared.req.body!, contentType: String(prepared.req.headers!['Content-Type']), parts };
-  }
+}
+
+/**
+ * What a session request used up, recorded as soon as its answer says it
+ * created a session, before any check: a request that created one and then
+ * failed a check (the case fast-check shrinks, or its shrunk copies sent
+ * within the same second) has used its pair all the same, and the model must
+ * know it, or the next copy's NONCE_REUSED reads as the failure.
+ */
+function recordCreation(prepared: Prepared, res: RawResponse): void {
+  const parts = prepared.session ?? prepared.replay?.parts;
+  if (!parts || res.status !== 201) return;
+  usedPairs.add(parts.pair);
+  lastCreated = { bytes: prepared.req.body!, contentType: String(prepared.req.headers!['Content-Type']), parts };
 }
 
 const SESSION_KEYS = '_id,application_id,created_at,id,nonce,token,ts,updated_at,user_id';
@@ -766,7 +781,20 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       check(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(String(res.headers['qb-token-expirationdate'])), `QB-Token-ExpirationDate: ${res.headers['qb-token-expirationdate']}`);
       const row = await sessionRow(tokenHash(session.token));
       check(row && row.application_id === session.application_id && (row.user_id ?? 0) === session.user_id, `the session stored is not the one answered: ${excerpt(row)}`);
-      check(after.sessions!.rows === before.sessions!.rows + 1, `sessions went from ${before.sessions!.rows} to ${after.sessions!.rows} rows`);
+      // One session more; for a user already holding SESSIONS_PER_USER, one of
+      // theirs ended in its place (README, Sessions: the least recently used),
+      // never a tenant's shared session (used every few requests), and none
+      // below the cap.
+      const ended = before.sessions!.rows + 1 - after.sessions!.rows;
+      const held = Number((await service.db.pool.query<{ n: string }>('SELECT count(*) AS n FROM sessions WHERE user_id = $1', [session.user_id])).rows[0]!.n);
+      check(
+        session.user_id === 0 ? ended === 0 : (ended === 0 && held <= SESSIONS_PER_USER) || (ended === 1 && held === SESSIONS_PER_USER),
+        `sessions went from ${before.sessions!.rows} to ${after.sessions!.rows} rows, user ${session.user_id} holding ${held} (cap ${SESSIONS_PER_USER})`,
+      );
+      if (ended === 1) {
+        endedByCap++;
+        for (const t of tenants) for (const token of [t.ownerToken, t.memberToken, t.outsiderToken]) check(await sessionRow(tokenHash(token)), `the cap ended a tenant's shared session`);
+      }
       return;
     }
     case 'session': {
@@ -820,7 +848,10 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
   // FUZZ_TRACE=1 prints each request as it goes (to follow a FUZZ_SEED replay).
   if (process.env.FUZZ_TRACE) process.stderr.write(`${new Date().toISOString()} ${d.method} ${excerpt(req.path, 100)} body=${d.body.kind} ${req.body?.length ?? 0}\n`);
   largestBody = Math.max(largestBody, req.body?.length ?? 0);
+  // A replay, or a creation whose pair a session made earlier used: NONCE_REUSED.
+  const reused = prepared.replay !== undefined || (prepared.session?.expected === 'created' && usedPairs.has(prepared.session.pair));
   const res = await send(port, req);
+  if (route === 'createSession') recordCreation(prepared, res);
   outcomes.record(`${d.route} ${d.method}`, res.status, res.ms);
   const where = `${d.method} ${excerpt(req.path, 120)} ${excerpt(typeof req.body === 'string' ? req.body : '', 200)} → ${res.status} ${excerpt(res.text, 300)}`;
   // The digest first: whatever check fails below, the next request (or a
@@ -860,7 +891,7 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
       if (family === 'list') checkListError(res.status, res.json);
       else checkObjectError(res.status, res.json, family === 'session' ? 'session' : 'lookup');
     }
-    if (route === 'createSession' && (prepared.session || prepared.replay)) checkSessionAnswer(prepared, res);
+    if (route === 'createSession' && (prepared.session || prepared.replay)) checkSessionAnswer(prepared, res, reused);
     // An input past its maximum is refused before any password check (README, Limits): never a 200, a 429 or "Unauthorized".
     const oversized = route === 'login' ? prepared.login?.oversized : undefined;
     if (oversized) {
@@ -906,6 +937,7 @@ test('every REST request gets a documented status and shape, fast, with no stack
     byRouteAndMethod: outcomes.byKind,
     sessionRequestAnswers: sessionAnswers,
     failedRequestsDigestChecked: failuresChecked,
+    sessionsEndedByCap: endedByCap,
     digestsCompared: tracker.compared,
     durationMs: outcomes.durationsMs(),
     largestBodyBytes: largestBody,
@@ -1000,7 +1032,10 @@ describe('answers outside the property', () => {
   // is the operation's result, not bookkeeping), so a logout of an
   // application session, or a login as the session's own user, wrote a row.
   test("a logout of an application session and a login as the session's own user change nothing; a real change of user writes the session", async () => {
-    const t = tenants[0];
+    // A tenant of its own: the property's owners and members may hold
+    // SESSIONS_PER_USER sessions by now, and a login past the cap ends one
+    // (a row fewer, not the one row changed that this test expects).
+    const t = await seedTenant(service.app.services);
     const { services } = service.app;
     const tracker = new DigestTracker(service.db.pool);
     const appSession = (await services.applications.createSession(t.applicationId)).token;
