@@ -93,6 +93,12 @@ export interface AppOptions {
   caching?: CachingOptions;
   /** Bounds on each phase of a connection (src/http/timeouts.ts; default DEFAULT_TIMEOUTS). */
   timeouts?: Partial<TimeoutOptions>;
+  /**
+   * Run queries compiled (graphql-jit) on /graphql and the REST paths
+   * (default true; mutations always run on graphql-js). false: everything on
+   * graphql-js, the reference test/fuzz/differential.test.ts compares with.
+   */
+  compiledQueries?: boolean;
 }
 
 /** The options the configuration decides (main adds the logger and the explorer's headers). */
@@ -307,7 +313,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Depth, cost, aliases, directives and tokens; batching off.
   const armor = graphqlArmor(introspection);
   const trusted = registerTrustedDocuments(fastify, options.trustedDocuments ?? { mode: 'off' });
-  const execution = compiledExecution(schema);
+  const execution = compiledExecution(schema, { compile: options.compiledQueries ?? true });
   const apollo = new ApolloServer<Context>({
     // The schema comes through the gateway interface with the compiled
     // executor (src/graphql/execute.ts): Apollo parses, validates and formats;
@@ -342,7 +348,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     context: async (request) => linkContext(contextOf(request), request),
   });
 
-  registerRestRoutes(fastify, schema, contextOf);
+  registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
   registerOpenApi(fastify, sessionTokenHeaders);
   registerExplorer(fastify, { ...(options.explorer ?? { enabled: true }), requestHeaders: trusted.explorerHeaders });
   registerSchemaEndpoint(fastify, options.schemaEndpoint ?? true);

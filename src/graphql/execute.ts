@@ -1,17 +1,30 @@
-// Execution of /graphql documents: compiled once (graphql-jit, as the REST
-// paths' operations are), then run as plain functions, inside Apollo Server.
+// Execution of /graphql documents: queries compiled once (graphql-jit, as the
+// REST paths' queries are), then run as plain functions, inside Apollo Server;
+// mutations always on graphql-js.
 //
-// Why: the CPU profile of the GraphQL lookup under load (BENCHMARKS.md) puts
-// graphql-js's execute (field collection, argument coercion, completeValue
-// per field of every request) at the top of the service's own frames; a
-// compiled query does that work once per document.
+// Why compiled: the CPU profile of the GraphQL lookup under load
+// (BENCHMARKS.md) puts graphql-js's execute (field collection, argument
+// coercion, completeValue per field of every request) at the top of the
+// service's own frames; a compiled query does that work once per document.
+//
+// Why never a mutation: graphql-jit runs every root field of a mutation even
+// after an earlier non-null one failed, and still answers `data: null` with
+// the first error, so a client told "failed" could have had later fields
+// committed (issue 17: a later deleteMessages deleted for everyone, a later
+// login logged the session in). graphql-js runs mutation fields one after
+// another and stops at the first non-null failure, whatever the send. A
+// mutation's cost is its writes, not the executor's walk over its small
+// answer, so compiling it buys nothing worth that difference.
 //
 // How it fits in Apollo Server: as the executor of its gateway interface, the
 // one documented seam for replacing execution. Everything before execution
 // stays Apollo's: parsing, validation (our limits and rules), persisted and
 // trusted documents, CSRF prevention, plugins, error formatting and statuses.
 //
-// What keeps behaviour identical to graphql-js:
+// What keeps behaviour identical to graphql-js (test/fuzz/differential.test.ts
+// sends generated documents to this service and to one that runs everything
+// on graphql-js, and compares answers and databases):
+// - only queries are compiled: reads in parallel, as graphql-js runs them;
 // - variables are coerced by graphql-js first, so a bad variable fails with
 //   graphql-js's own message and location (Apollo answers those 400
 //   BAD_USER_INPUT by their shape); the compiled query only runs on variables
@@ -46,7 +59,15 @@ export interface CompiledExecutionOptions {
   maxDocumentCharacters?: number;
   /** Times a document is seen before it is compiled. */
   compileAfter?: number;
+  /** false: every document runs on graphql-js (the reference the differential test compares with). */
+  compile?: boolean;
 }
+
+/**
+ * Whether an operation may run compiled: queries only. The rule of both
+ * surfaces (/graphql here, the REST routes in src/rest/routes.ts).
+ */
+export const mayCompile = (operation: OperationDefinitionNode): boolean => operation.operation === 'query';
 
 /**
  * A document (under one operation name): how often it was seen, then either
@@ -68,21 +89,29 @@ const MAX_COMPILED_DOCUMENT_CHARACTERS = 16 * 1024;
 
 /** Counters for tests and metrics: how /graphql documents were executed. */
 export interface ExecutionStats {
+  /** Answered by a compiled query. */
   compiled: number;
+  /** Answered by graphql-js (first sights, mutations, introspection, fallbacks, reruns). */
   interpreted: number;
+  /**
+   * Compiled queries whose answer was dropped and the document run again on
+   * graphql-js (graphql-jit refused variables graphql-js had accepted, before
+   * any resolver ran). Only queries compile, so a rerun never repeats a write.
+   */
+  rerun: number;
 }
 
 export function compiledExecution(
   schema: GraphQLSchema,
   options: CompiledExecutionOptions = {},
 ): { gateway: GatewayInterface; stats: ExecutionStats } {
-  const compileAfter = options.compileAfter ?? 2;
+  const compileAfter = options.compile === false ? Infinity : (options.compileAfter ?? 2);
   const documents = new LRUCache<string, Entry>({
     max: options.maxDocuments ?? 500,
     maxSize: options.maxDocumentCharacters ?? MAX_DOCUMENT_CHARACTERS,
     sizeCalculation: (entry, key) => key.length + entry.size,
   });
-  const stats: ExecutionStats = { compiled: 0, interpreted: 0 };
+  const stats: ExecutionStats = { compiled: 0, interpreted: 0, rerun: 0 };
 
   const interpret = (document: DocumentNode, contextValue: unknown, variableValues: Record<string, unknown> | undefined, operationName: string | undefined) => {
     stats.interpreted++;
@@ -105,7 +134,7 @@ export function compiledExecution(
     if (!entry.compiled && !entry.fallback && entry.seen >= compileAfter) {
       const operation = getOperationAST(document, operationName);
       const length = source?.length ?? document.loc?.end ?? 0;
-      if (!operation || length > MAX_COMPILED_DOCUMENT_CHARACTERS || operation.operation === 'subscription' || selectsIntrospection(document, operation.selectionSet)) entry.fallback = true;
+      if (!operation || length > MAX_COMPILED_DOCUMENT_CHARACTERS || !mayCompile(operation) || selectsIntrospection(document, operation.selectionSet)) entry.fallback = true;
       else {
         const result = compileQuery(schema, document, operationName);
         if (isCompiledQuery(result)) {
@@ -125,7 +154,10 @@ export function compiledExecution(
     const result = await inOperationSpan(document, () => compiled.query.query(undefined, context, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
     // No data at all: graphql-jit refused the variables graphql-js accepted
     // (it never ran a resolver). graphql-js then decides, as everywhere else.
-    if (!('data' in result) || result.data === undefined) return onGraphqlJs();
+    if (!('data' in result) || result.data === undefined) {
+      stats.rerun++;
+      return onGraphqlJs();
+    }
     stats.compiled++;
     return result.errors ? { ...result, errors: result.errors.map(asGraphQLJsError) } : result;
   };

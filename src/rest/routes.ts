@@ -7,8 +7,8 @@
 // error a route can answer or its shape cannot drift from what is served.
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DocumentNode, GraphQLSchema, OperationDefinitionNode } from 'graphql';
-import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
+import { type DocumentNode, type ExecutionResult, execute, getOperationAST, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import {
   RestAddressBookDocument,
   RestCreateSessionDocument,
@@ -25,6 +25,7 @@ import {
 import type { Context } from '../context';
 import { badInput, type ErrorCode } from '../errors';
 import { fromExecutionError } from '../http/failures';
+import { mayCompile } from '../graphql/execute';
 import { operationLabel } from '../http/observability';
 import { LIMITS } from '../services/validate';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
@@ -479,15 +480,33 @@ export function styleOfPath(path: string): 'list' | 'object' {
 
 export type ContextOf = (request: FastifyRequest) => Context;
 
-export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, contextOf: ContextOf): void {
-  // Each operation is compiled once (graphql-jit) against the same schema and
+export interface RestExecutionOptions {
+  /** false: every operation runs on graphql-js (the reference the differential test compares with). */
+  compile?: boolean;
+}
+
+type Runner = (contextValue: Context, variables: Record<string, unknown>) => Promise<ExecutionResult> | ExecutionResult;
+
+export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, contextOf: ContextOf, options: RestExecutionOptions = {}): void {
+  // Each query is compiled once (graphql-jit) against the same schema and
   // resolvers as /graphql: the same execution, without re-walking the
-  // document on every request.
-  const compiled = new Map<DocumentNode, CompiledQuery>();
+  // document on every request. Mutations run on graphql-js, as on /graphql
+  // (src/graphql/execute.ts mayCompile: one rule for both surfaces).
+  const runners = new Map<DocumentNode, Runner>();
   for (const document of REST_ROUTES.flatMap((route) => route.documents)) {
+    const operation = getOperationAST(document);
+    if (!operation) throw new Error('REST operation document without exactly one operation');
+    if (options.compile === false || !mayCompile(operation)) {
+      // instrumentation-graphql sees graphql-js's execute and makes its span.
+      runners.set(document, (contextValue, variableValues) => execute({ schema, document, contextValue, variableValues }) as Promise<ExecutionResult> | ExecutionResult);
+      continue;
+    }
     const result = compileQuery(schema, document);
     if (!isCompiledQuery(result)) throw new Error(`REST operation does not compile: ${result.errors?.[0]?.message}`);
-    compiled.set(document, result);
+    // A compiled query is invisible to instrumentation-graphql: its span is made here.
+    runners.set(document, (contextValue, variableValues) =>
+      inOperationSpan(document, () => result.query(undefined, contextValue, variableValues) as Promise<ExecutionResult> | ExecutionResult),
+    );
   }
 
   for (const route of REST_ROUTES) {
@@ -498,9 +517,7 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
       handler: (request, reply) =>
         route.handle(request, reply, async (document, variables) => {
           request.operation = labelOf(document);
-          const result = await inOperationSpan(document, () =>
-            compiled.get(document)!.query(undefined, contextOf(request), variables as Record<string, unknown>),
-          );
+          const result = await runners.get(document)!(contextOf(request), variables as Record<string, unknown>);
           if (result.errors?.length) throw fromExecutionError(result.errors[0]!);
           return result.data as never;
         }),
