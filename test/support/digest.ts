@@ -106,3 +106,39 @@ export function changedTables(before: Digest, after: Digest): string[] {
     .filter((table) => before[table]?.rows !== after[table]?.rows || before[table]?.md5 !== after[table]?.md5)
     .sort();
 }
+
+/**
+ * A digest of two databases that started as copies, for comparing what the
+ * same requests did to each (test/fuzz/differential.test.ts). Values that
+ * differ between two correct runs are left out or reduced: a timestamp
+ * column says only whether it is set (now() differs from run to run; a
+ * message deleted for everyone still differs from one that is not), a
+ * session's token hash is left out (a new session's token is random), and
+ * the bookkeeping columns are left out as in `digest`.
+ */
+export async function comparableDigest(pool: Queryable): Promise<Digest> {
+  const q = pool as Pool;
+  const { rows: columns } = await q.query<{ table: string; column: string; type: string }>({
+    name: 'comparable_digest_columns',
+    text: `SELECT c.table_name::text AS table, c.column_name::text AS column, c.data_type::text AS type
+             FROM information_schema.columns c JOIN information_schema.tables t USING (table_schema, table_name)
+            WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position`,
+  });
+  const byTable = new Map<string, string[]>();
+  for (const { table, column, type } of columns) {
+    if (IGNORED_TABLES.has(table) || BOOKKEEPING_COLUMNS[table]?.includes(column) || (table === 'sessions' && column === 'token_hash')) continue;
+    const value = type.startsWith('timestamp') || type === 'date' ? `(x.${quoteIdent(column)} IS NOT NULL)` : `x.${quoteIdent(column)}`;
+    (byTable.get(table) ?? byTable.set(table, []).get(table)!).push(`${literal(column)}, ${value}`);
+  }
+  if (byTable.size === 0) return {};
+  const text = [...byTable]
+    .map(
+      ([table, pairs]) => `SELECT ${literal(table)} AS name, count(*)::int AS rows, md5(coalesce(string_agg(r, ',' ORDER BY r), '')) AS md5
+              FROM (SELECT jsonb_build_object(${pairs.join(', ')})::text AS r FROM ${quoteIdent(table)} x) s`,
+    )
+    .join('\nUNION ALL\n');
+  const { rows } = await q.query<{ name: string; rows: number; md5: string }>({ name: `comparable_${createHash('md5').update(text).digest('hex').slice(0, 16)}`, text });
+  const out: Digest = {};
+  for (const row of rows.sort((a, b) => a.name.localeCompare(b.name))) out[row.name] = { rows: row.rows, md5: row.md5 };
+  return out;
+}
