@@ -11,6 +11,7 @@ import { createContext, credentialsFromHeaders, DEFAULT_SESSION_TOKEN_HEADERS, t
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
 import { failureHandling, formatGraphQLError } from './http/failures';
+import { costLimitPlugin } from './graphql/cost';
 import { compiledExecution, type ExecutionStats } from './graphql/execute';
 import { graphqlArmor, parseOptions } from './graphql/limits';
 import { buildSchema } from './graphql/schema';
@@ -338,6 +339,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       operationLabelPlugin,
       ...armor.plugins,
       trusted.plugin,
+      // What the root fields would read or write together, before any resolver runs.
+      costLimitPlugin,
     ],
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError(fastify.log),

@@ -32,6 +32,12 @@ export const ERRORS = {
   REQUEST_TIMEOUT: { status: 408, objectShape: 'code', meaning: 'The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed' },
   PAYLOAD_TOO_LARGE: { status: 413, objectShape: 'code', meaning: 'Request body over 2 MiB' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, objectShape: 'code', meaning: 'A body of another type than JSON or form-encoded' },
+  COST_LIMIT_EXCEEDED: {
+    status: 400,
+    objectShape: 'code',
+    meaning:
+      '/graphql: a document whose root fields together would read or write more than its limits allow (rows, contacts, ids per document; src/graphql/cost.ts), refused before any resolver runs',
+  },
   PERSISTED_QUERY_NOT_IN_LIST: { status: 400, objectShape: 'code', meaning: '/graphql under GRAPHQL_TRUSTED_DOCUMENTS=enforce: a document that is not in the manifest' },
   BAD_USER_INPUT: { status: 422, objectShape: 'field', meaning: 'A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input' },
   UNKNOWN_APPLICATION: { status: 422, objectShape: 'base', meaning: 'Session request: no application with this id and auth key (QuickBlox answers 422 too)' },

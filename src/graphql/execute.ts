@@ -33,7 +33,10 @@
 //   client sending ever-new documents pays graphql-js's price, not a
 //   compilation per request; compiled documents are kept in a bounded LRU;
 // - documents graphql-jit cannot compile, introspection (__schema, __type),
-//   and anything the compiled query refuses fall back to graphql-js.
+//   documents with @skip or @include (graphql-jit lists a skipped field's
+//   location in the errors of a field it merges with, graphql-js does not:
+//   found by the differential test), and anything the compiled query refuses
+//   fall back to graphql-js.
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
 import {
   type DocumentNode,
@@ -46,6 +49,8 @@ import {
   type OperationDefinitionNode,
   printSchema,
   type SelectionSetNode,
+  BREAK,
+  visit,
 } from 'graphql';
 import { getVariableValues } from 'graphql/execution/values';
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit';
@@ -134,8 +139,15 @@ export function compiledExecution(
     if (!entry.compiled && !entry.fallback && entry.seen >= compileAfter) {
       const operation = getOperationAST(document, operationName);
       const length = source?.length ?? document.loc?.end ?? 0;
-      if (!operation || length > MAX_COMPILED_DOCUMENT_CHARACTERS || !mayCompile(operation) || selectsIntrospection(document, operation.selectionSet)) entry.fallback = true;
-      else {
+      if (
+        !operation ||
+        length > MAX_COMPILED_DOCUMENT_CHARACTERS ||
+        !mayCompile(operation) ||
+        selectsIntrospection(document, operation.selectionSet) ||
+        hasConditions(document)
+      ) {
+        entry.fallback = true;
+      } else {
         const result = compileQuery(schema, document, operationName);
         if (isCompiledQuery(result)) {
           // A new entry (the cache measures an entry when it is set): its size is now the text it holds.
@@ -189,6 +201,21 @@ function asGraphQLJsError(error: GraphQLError): GraphQLError {
   });
   (rebuilt as { locations?: GraphQLError['locations'] }).locations = error.locations;
   return rebuilt;
+}
+
+/** Whether the document uses @skip or @include anywhere. */
+function hasConditions(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Directive(node) {
+      if (node.name.value === 'skip' || node.name.value === 'include') {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
 }
 
 /** Root fields __schema or __type (directly, or through fragments): introspection, left to graphql-js. */

@@ -11,7 +11,7 @@
 import type { Pool } from 'pg';
 import { callerKey, readQuery, type ReadReplicas } from '../scale/replicas';
 import { query, run, transaction } from '../db/sql';
-import { CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
+import { BOOK_SIZE, CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
 import type { UserRecord } from '../db/statements/users';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
@@ -114,6 +114,13 @@ export class AddressBookService {
     const rows = await query(this.pool, REGISTERED_USERS_PAGE, [user.applicationId, user.userId, context, afterId, first + 1]);
     const users = rows.slice(0, first);
     return { users, cursors: users.map((u) => encodeCursor(u.id)), hasNextPage: rows.length > first };
+  }
+
+  /** How many users `registeredUsers` would list and how many contacts `addressBook` would, without reading them. */
+  async bookSize(caller: Caller, udid: string | null | undefined): Promise<{ registeredUsers: number; contacts: number }> {
+    const user = requireUser(caller);
+    const [size] = await readQuery(this.reads, this.pool, caller, BOOK_SIZE, [user.userId, validate.udidContext(udid)]);
+    return size ?? { registeredUsers: 0, contacts: 0 };
   }
 
   /** The contacts of the caller's book (global, or the device's), in upload order. */

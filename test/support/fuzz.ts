@@ -195,6 +195,8 @@ export const GRAPHQL_CODES = new Set([
   'TIMESTAMP_OUT_OF_WINDOW',
   'NONCE_REUSED',
   'TOO_MANY_REQUESTS',
+  // Root fields over the document's cost limits together (src/graphql/cost.ts).
+  'COST_LIMIT_EXCEEDED',
 ]);
 
 /** Messages each REST error status may carry (README's Errors table); 422 messages name the input and vary. */

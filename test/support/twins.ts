@@ -15,6 +15,7 @@ import { type App, type AppOptions, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
 import type { Services } from '../../src/services';
+import { newSecretsKey } from '../../src/services/secrets';
 import { usingServer } from './service';
 
 export interface World {
@@ -52,7 +53,9 @@ async function listen(database: Database, options: Options): Promise<World> {
   return { baseUrl: `http://127.0.0.1:${port}`, app, db: database };
 }
 
-export async function startTwins<S>(options: Options, referenceOptions: Options, seed: (services: Services) => Promise<S>): Promise<Twins<S>> {
+export async function startTwins<S>(given: Options, referenceOptions: Options, seed: (services: Services) => Promise<S>): Promise<Twins<S>> {
+  // One key seals the applications' auth secrets for the seeding service and both twins (without it each makes its own).
+  const options: Options = { secretsKey: newSecretsKey(), ...given };
   const runUrl = process.env.TEST_RUN_DATABASE_URL;
   const server = usingServer() && runUrl !== undefined;
   let open: (side: 'a' | 'b') => Promise<Database>;

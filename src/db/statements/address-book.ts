@@ -42,6 +42,20 @@ export const REGISTERED_USER_PHONES = statement({
           ORDER BY m.user_id`,
 });
 
+/**
+ * How big a book is: the users it matches and the contacts it holds, each an
+ * index-only count of one key range (the matches' primary key, the contacts'
+ * unique key). What a document's cost limit charges registeredUsers and
+ * addressBook (src/graphql/cost.ts).
+ */
+export const BOOK_SIZE = statement({
+  name: 'address_book.book_size',
+  params: ['int4', 'text'],
+  columns: { registeredUsers: computed('int4'), contacts: computed('int4') },
+  text: `SELECT (SELECT count(*) FROM address_book_matches m WHERE m.owner_id = $1 AND m.udid = $2)::int AS "registeredUsers",
+                (SELECT count(*) FROM contacts c WHERE c.user_id = $1 AND c.udid = $2)::int AS contacts`,
+});
+
 /** One page of registered users: those after user id $4 (0: from the start), at most $5. */
 export const REGISTERED_USERS_PAGE = statement({
   name: 'address_book.registered_users_page',

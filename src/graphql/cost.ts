@@ -1,0 +1,167 @@
+// What a /graphql document's root fields would cost together, checked before
+// any resolver runs (issue 17, item 4). graphql-armor's cost (limits.ts) sees
+// a document's shape, not its work: one registeredUsers and thirty aliased
+// ones over a book matching 5,000 users cost it alike, and so do ten aliased
+// uploads of 10,000 contacts and one. Here each root field is charged the
+// rows it would read or write:
+//
+// - registeredUsers: the users its book matches (counted: one index-only
+//   count per distinct book, see BOOK_SIZE);
+// - addressBook: the contacts its book holds (the same count);
+// - registeredUsersConnection: `first`;
+// - uploadAddressBook: its contacts; deleteMessages: its ids;
+// - anything else: 1.
+//
+// A document is refused (COST_LIMIT_EXCEEDED, HTTP 400, no data) when its
+// fields together would upload more than 10,000 contacts or delete more than
+// 1,000 ids (the per-call limits, held per document), or cost more than
+// COST_LIMITS.rows. A document of one root field is not charged: it is the
+// work of the same REST call, bounded by that field's own limits (a single
+// over-long upload still answers the field's BAD_USER_INPUT), so the
+// lookups the benchmark measures pay nothing for this. The REST paths run
+// one field per document and are not affected.
+//
+// Arguments are read as graphql-js will execute them: fields collected
+// through fragments and @skip/@include, variables coerced. A document whose
+// variables do not coerce, or a field whose arguments fail, is left to
+// execution, which answers it as it always does (and runs no work for it).
+import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
+import { type FragmentDefinitionNode, GraphQLError, type GraphQLObjectType, Kind } from 'graphql';
+import { collectFields } from 'graphql/execution/collectFields';
+import { getArgumentValues, getVariableValues } from 'graphql/execution/values';
+import type { Context } from '../context';
+import { ERROR_STATUS } from '../errors';
+import { LIMITS } from '../services/validate';
+
+export const COST_LIMITS = {
+  /**
+   * Rows a document's root fields may read or write together: the largest
+   * single call (an upload of 10,000 contacts) fits, and so do two lookups
+   * over books matching 5,000 users each. Thirty aliased lookups of such a
+   * book (150,000 users, a 47 MB answer) do not.
+   */
+  rows: 10_000,
+  /** Contacts all uploadAddressBook fields of a document may carry together: the per-call limit. */
+  contacts: LIMITS.contactsPerUpload,
+  /** Ids all deleteMessages fields of a document may name together: the per-call limit. */
+  ids: LIMITS.idsPerDelete,
+} as const;
+
+/** One root field as it will execute: its response key, its name, its cost (books counted later). */
+interface Charge {
+  key: string;
+  field: string;
+  rows: number;
+  /** A book whose size is its cost (registeredUsers, addressBook). */
+  book?: { udid: string | null | undefined; count: 'registeredUsers' | 'contacts' };
+  contacts?: number;
+  ids?: number;
+}
+
+const refuse = (message: string): GraphQLError =>
+  new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', http: { status: ERROR_STATUS.COST_LIMIT_EXCEEDED } } });
+
+export const costLimitPlugin: ApolloServerPlugin<Context> = {
+  async requestDidStart() {
+    return { didResolveOperation: checkCost };
+  },
+};
+
+async function checkCost(requestContext: GraphQLRequestContextDidResolveOperation<Context>): Promise<void> {
+  const { operation, document, schema, request, contextValue } = requestContext;
+  if (!operation) return;
+  // One plain field: nothing to add up (the common case, decided without collecting).
+  const selections = operation.selectionSet.selections;
+  if (selections.length === 1 && selections[0]!.kind === Kind.FIELD) return;
+  const root: GraphQLObjectType | null | undefined = operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'query' ? schema.getQueryType() : undefined;
+  if (!root) return;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
+  if (coerced.errors) return;
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  const fields = collectFields(schema, fragments, coerced.coerced, root, operation.selectionSet);
+  if (fields.size < 2) return;
+
+  const charges: Charge[] = [];
+  for (const [key, nodes] of fields) {
+    const definition = root.getFields()[nodes[0]!.name.value];
+    if (!definition) continue; // __typename
+    let args: Record<string, unknown>;
+    try {
+      args = getArgumentValues(definition, nodes[0]!, coerced.coerced);
+    } catch {
+      charges.push({ key, field: definition.name, rows: 1 });
+      continue;
+    }
+    charges.push(charge(key, definition.name, args));
+  }
+  if (charges.length < 2) return;
+
+  const contacts = sum(charges, (c) => c.contacts ?? 0);
+  if (contacts > COST_LIMITS.contacts) {
+    throw refuse(`at most ${COST_LIMITS.contacts} contacts per document, all uploadAddressBook fields together (got ${contacts})`);
+  }
+  const ids = sum(charges, (c) => c.ids ?? 0);
+  if (ids > COST_LIMITS.ids) throw refuse(`at most ${COST_LIMITS.ids} ids per document, all deleteMessages fields together (got ${ids})`);
+  await countBooks(charges, contextValue);
+  const rows = sum(charges, (c) => c.rows);
+  if (rows > COST_LIMITS.rows) {
+    const heaviest = [...charges].sort((a, b) => b.rows - a.rows).slice(0, 3).map((c) => `${c.key}: ${c.rows}`);
+    throw refuse(`document cost ${rows} is over the limit of ${COST_LIMITS.rows} rows read or written by its fields together (${heaviest.join(', ')}${charges.length > 3 ? ', …' : ''})`);
+  }
+}
+
+function charge(key: string, field: string, args: Record<string, unknown>): Charge {
+  switch (field) {
+    case 'registeredUsers':
+      return { key, field, rows: 1, book: { udid: args.udid as string | null | undefined, count: 'registeredUsers' } };
+    case 'addressBook':
+      return { key, field, rows: 1, book: { udid: args.udid as string | null | undefined, count: 'contacts' } };
+    case 'registeredUsersConnection': {
+      const first = args.first;
+      // A `first` out of range is refused by the field itself, reading nothing.
+      return { key, field, rows: typeof first === 'number' && first >= 1 && first <= LIMITS.registeredUsersPerPage ? first : 1 };
+    }
+    case 'uploadAddressBook': {
+      const contacts = Array.isArray(args.contacts) ? args.contacts.length : 0;
+      return { key, field, rows: Math.max(1, contacts), contacts };
+    }
+    case 'deleteMessages': {
+      const ids = Array.isArray(args.ids) ? args.ids.length : 0;
+      return { key, field, rows: Math.max(1, ids), ids };
+    }
+    default:
+      return { key, field, rows: 1 };
+  }
+}
+
+/**
+ * Charges each book field the size of its book: one count per distinct book
+ * of the caller. A caller whose credentials fail, or who has no book (an
+ * application session), gets nothing from these fields; nor does a udid the
+ * field refuses; nor a count the database does not answer: each is left to
+ * execution, which answers it as it always does.
+ */
+async function countBooks(charges: Charge[], context: Context): Promise<void> {
+  const books = charges.filter((c) => c.book);
+  if (books.length === 0) return;
+  let caller;
+  try {
+    caller = await context.caller();
+  } catch {
+    return;
+  }
+  const sizes = new Map<string, Promise<{ registeredUsers: number; contacts: number } | undefined>>();
+  for (const c of books) {
+    const udid = c.book!.udid ?? '';
+    let size = sizes.get(udid);
+    if (!size) {
+      size = context.services.addressBook.bookSize(caller, udid).catch(() => undefined);
+      sizes.set(udid, size);
+    }
+    const counted = await size;
+    if (counted) c.rows = Math.max(1, counted[c.book!.count]);
+  }
+}
+
+const sum = (charges: Charge[], of: (c: Charge) => number): number => charges.reduce((total, c) => total + of(c), 0);
