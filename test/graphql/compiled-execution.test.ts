@@ -103,3 +103,26 @@ test('the compiled answers are the lookups graphql-js gives: a found user and a 
     ],
   });
 });
+
+// The benchmark's GraphQL lookup (BENCHMARKS.md) must keep running compiled:
+// mutations moving to graphql-js, and the cost limit, must not reach it.
+test("the benchmark's lookup runs compiled from its second send, and the cost limit asks the database nothing for it", async () => {
+  const { GRAPHQL_LOOKUP } = await import('../../bench/harness');
+  const query = `# benchmark\n${GRAPHQL_LOOKUP}`;
+  const stats = service.app.graphqlExecution;
+  const before = { ...stats };
+  const statements: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const started = service.db.statementCount();
+    const res = await service.rest('POST', '/graphql', { headers: t.as.owner, body: { query, variables: { id: 102 } } });
+    expect(res.body.data.userByExternalId.login).toBe('member');
+    statements.push(service.db.statementCount() - started);
+  }
+  expect({ compiled: stats.compiled - before.compiled, interpreted: stats.interpreted - before.interpreted, rerun: stats.rerun - before.rerun }).toEqual({
+    compiled: 3,
+    interpreted: 1,
+    rerun: 0,
+  });
+  // The lookup itself (credentials are cached after the first send).
+  expect(statements.slice(1)).toEqual([1, 1, 1]);
+});
