@@ -8,7 +8,7 @@ import type autocannon from 'autocannon';
 import { Client } from 'pg';
 import { fire, type LoadResult } from './load';
 import type { BenchOptions } from './options';
-import { SERVICE_BENCH_ENV, type Server, memoryOf, startBaseline, startService } from './processes';
+import { SERVICE_BENCH_ENV, type Server, memoryOf, startBaseline, startPeer, startService } from './processes';
 import { log, timer } from './progress';
 import { DELETE_SIZES, type DeleteMode, type DeleteSize, type SeedResult, deletePlan, dropDatabase, seed } from './seed';
 
@@ -36,6 +36,8 @@ export interface Figures {
   idsDeleted?: number;
   /** GraphQL: 200 responses carrying errors instead of the user. */
   badBodies?: number;
+  /** The target's CPU time (user + system, /proc) per response in the measured window, ms. */
+  cpuMsPerRequest: number | null;
 }
 
 export interface Scenario {
@@ -71,9 +73,43 @@ export interface SweepFigures {
 }
 
 export interface Round {
-  service: Pick<Figures, 'reqPerSec' | 'p50' | 'p99'>;
-  baseline: Pick<Figures, 'reqPerSec' | 'p50' | 'p99'>;
+  service: Pick<Figures, 'reqPerSec' | 'p50' | 'p99' | 'cpuMsPerRequest'>;
+  baseline: Pick<Figures, 'reqPerSec' | 'p50' | 'p99' | 'cpuMsPerRequest'>;
   ratios: { reqPerSec: number; p50: number; p99: number };
+}
+
+/** A ratio over rounds: the median of the rounds' ratios, and the lowest and highest. */
+export interface Spread {
+  median: number;
+  min: number;
+  max: number;
+  rounds: number[];
+}
+
+/**
+ * The lookups side by side (issue 18): the service's REST and GraphQL
+ * lookups, the bare baseline, and the GraphQL peers — Mercurius doing the
+ * same lookup with the baseline's credential check, Apollo Server's
+ * `{ __typename }` on Fastify — each round measuring all of them back to back,
+ * the order reversed every other round.
+ */
+export interface LookupComparison {
+  rounds: number;
+  /** Each round's order of measurement. */
+  order: string[][];
+  targets: {
+    name: 'rest' | 'graphql' | 'baseline' | 'mercurius' | 'apollo_floor';
+    description: string;
+    /** Medians over the rounds. */
+    figures: Figures;
+    perRound: Figures[];
+    /** req/s over the same round's baseline. */
+    toBaseline: Spread;
+  }[];
+  /** The service's GraphQL lookup over Mercurius's, req/s, round by round (null: peers skipped). */
+  graphqlToMercurius: Spread | null;
+  /** The service's CPU per GraphQL lookup over its CPU per REST lookup, round by round. */
+  graphqlCpuToRest: Spread | null;
 }
 
 export interface Soak {
@@ -120,6 +156,8 @@ export interface Report {
   parity: { checked: number; mismatches: string[] };
   correctness: Correctness[];
   scenarios: Scenario[];
+  /** The lookups beside the baseline and the peers (null: lookups not run). */
+  lookups: LookupComparison | null;
   soak: Soak | null;
   memory: { servicePeakMb: number | null; baselinePeakMb: number | null };
   /** Statements per request of the service for the big-book check. */
@@ -135,6 +173,7 @@ export const median = (values: number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 const round2 = (n: number) => Math.round(n * 100) / 100;
+const finiteOrNull = (n: number) => (Number.isFinite(n) ? n : null);
 
 /**
  * One figure from several rounds: the median of each rate and latency, the
@@ -161,6 +200,7 @@ function medianFigures(all: Figures[]): Figures {
     errors: sum((f) => f.errors),
     statusCounts,
     peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
+    cpuMsPerRequest: finiteOrNull(median(all.map((f) => f.cpuMsPerRequest ?? NaN))),
     ...(all.some((f) => f.badBodies !== undefined) ? { badBodies: sum((f) => f.badBodies) } : {}),
   };
 }
@@ -168,6 +208,15 @@ function medianFigures(all: Figures[]): Figures {
 const mb = (bytes: number | null | undefined) => (bytes == null || Number.isNaN(bytes) ? null : Math.round((bytes / 1048576) * 10) / 10);
 const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? Math.round((a / b) * 1000) / 1000 : NaN);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const spreadOf = (values: number[]): Spread => {
+  const finite = values.filter((v) => Number.isFinite(v));
+  return {
+    median: Math.round(median(finite) * 1000) / 1000,
+    min: finite.length ? Math.min(...finite) : NaN,
+    max: finite.length ? Math.max(...finite) : NaN,
+    rounds: values,
+  };
+};
 
 /** The GraphQL lookup the benchmarks send (all 19 fields of a user). */
 export const GRAPHQL_LOOKUP = `query Lookup($id: Int!) {
@@ -177,6 +226,9 @@ export const GRAPHQL_LOOKUP = `query Lookup($id: Int!) {
     parentsContacts userTags
   }
 }`;
+
+/** Apollo's floor: the least a GraphQL request can ask. */
+export const GRAPHQL_TYPENAME = '{ __typename }';
 
 /**
  * The harness's own requests (counters, checks), retried: a keep-alive socket
@@ -320,12 +372,18 @@ export async function runBench(options: BenchOptions): Promise<Report> {
 
   let service: Server | undefined;
   let baseline: Server | undefined;
+  let mercurius: Server | undefined;
+  let apolloFloor: Server | undefined;
+  const peersWanted = options.peers && options.only.includes('lookups');
   try {
-    [service, baseline] = await Promise.all([
+    [service, baseline, mercurius, apolloFloor] = await Promise.all([
       startService(seeded.databaseUrl, options.poolMax, options.cpuProf, options.serviceFlags),
       startBaseline(seeded.databaseUrl, options.poolMax, options.baselineSessionWrites),
+      peersWanted ? startPeer('mercurius', seeded.databaseUrl, options.poolMax, options.cpuProf) : undefined,
+      peersWanted ? startPeer('apollo-floor', seeded.databaseUrl, options.poolMax, options.cpuProf) : undefined,
     ]);
     log(`service pid ${service.pid} at ${service.url}; baseline pid ${baseline.pid} at ${baseline.url}`);
+    if (mercurius && apolloFloor) log(`peers: mercurius pid ${mercurius.pid} at ${mercurius.url}; apollo-floor pid ${apolloFloor.pid} at ${apolloFloor.url}`);
     const targets = { service, baseline };
     const tokens = { service: seeded.serviceToken, baseline: seeded.baselineToken };
 
@@ -349,6 +407,23 @@ export async function runBench(options: BenchOptions): Promise<Report> {
     await compare('registered users compact', '/address_book/registered_users.json?compact=1', withToken);
     await compare('registered users full', '/address_book/registered_users.json?compact=0', withToken);
     await compare('registered users, unknown udid', '/address_book/registered_users.json?udid=none', withToken);
+    if (mercurius) {
+      // The peer answers the GraphQL lookup as the service does, field for field.
+      const lookup = async (target: Server, token: string, id: number) => {
+        const res = await request(`${target.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'SVC-Token': token },
+          body: JSON.stringify({ query: GRAPHQL_LOOKUP, variables: { id } }),
+        });
+        return { status: res.status, body: (await res.json()) as unknown };
+      };
+      for (const id of someIds) {
+        const [a, b] = await Promise.all([lookup(service, tokens.service, id), lookup(mercurius, tokens.baseline, id)]);
+        parity.checked++;
+        const d = a.status !== b.status ? `status ${a.status} ≠ ${b.status}` : difference(a.body, b.body);
+        if (d) parity.mismatches.push(`GraphQL lookup ${id}: service vs mercurius: ${d}`);
+      }
+    }
     for (const m of parity.mismatches) warn(`parity: ${m}`);
     log(`parity: ${parity.checked - parity.mismatches.length}/${parity.checked} answers identical`);
 
@@ -401,6 +476,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       errors: result.errors,
       statusCounts: result.statusCounts,
       peakRssMb: mb(peakRss),
+      cpuMsPerRequest: result.cpuMs === null || result.requests === 0 ? null : Math.round((result.cpuMs / result.requests) * 10000) / 10000,
     });
 
     /**
@@ -447,11 +523,11 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       const f = figures(result, before !== null && after !== null ? after - before : null, peakRss);
       f.sent = result.sent;
       if (f.non2xx > 0 || f.errors > 0) {
-        warn(`${label} (${kind}): ${f.non2xx} non-2xx responses ${JSON.stringify(f.statusCounts)}, ${f.errors} errors`);
+        warn(`${label} (${on?.target.name ?? kind}): ${f.non2xx} non-2xx responses ${JSON.stringify(f.statusCounts)}, ${f.errors} errors`);
       }
       log(
-        `  ${label} (${kind}): ${f.reqPerSec} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, ` +
-          `${f.statementsPerRequest ?? '?'} statements/request, ${f.requests} requests, RSS ≤ ${f.peakRssMb} MB`,
+        `  ${label} (${on?.target.name ?? kind}): ${f.reqPerSec} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, ` +
+          `${f.cpuMsPerRequest ?? '?'} ms CPU/request, ${f.statementsPerRequest ?? '?'} statements/request, ${f.requests} requests, RSS ≤ ${f.peakRssMb} MB`,
       );
       return f;
     }
@@ -490,8 +566,8 @@ export async function runBench(options: BenchOptions): Promise<Report> {
     };
 
     const roundOf = (svc: Figures, base: Figures): Round => ({
-      service: { reqPerSec: svc.reqPerSec, p50: svc.p50, p99: svc.p99 },
-      baseline: { reqPerSec: base.reqPerSec, p50: base.p50, p99: base.p99 },
+      service: { reqPerSec: svc.reqPerSec, p50: svc.p50, p99: svc.p99, cpuMsPerRequest: svc.cpuMsPerRequest },
+      baseline: { reqPerSec: base.reqPerSec, p50: base.p50, p99: base.p99, cpuMsPerRequest: base.cpuMsPerRequest },
       ratios: { reqPerSec: ratio(svc.reqPerSec, base.reqPerSec), p50: ratio(svc.p50, base.p50), p99: ratio(svc.p99, base.p99) },
     });
 
@@ -503,6 +579,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
     };
     const runs = (group: (typeof options.only)[number]) => options.only.includes(group);
     let rest: Scenario | undefined;
+    let comparison: LookupComparison | null = null;
 
     if (runs('lookups')) {
       // REST lookup by external id, random existing ids; GraphQL
@@ -530,19 +607,58 @@ export async function runBench(options: BenchOptions): Promise<Report> {
           if (status === 200 && (!body.startsWith('{"data":{"userByExternalId":{') || body.includes('"errors"'))) graphqlErrors++;
         },
       };
-      const measured = { rest: [] as Figures[], graphql: [] as Figures[], baseline: [] as Figures[] };
+      // Apollo's floor: `{ __typename }`, answered without a resolver.
+      let floorErrors = 0;
+      const floorSpec: RunSpec = {
+        method: 'POST',
+        headers: () => ({ 'content-type': 'application/json' }),
+        setupRequest: () => {
+          floorErrors = 0;
+          const body = JSON.stringify({ query: GRAPHQL_TYPENAME });
+          return (req) => ({ ...req, path: '/graphql', body });
+        },
+        onResponse: (status, body) => {
+          if (status === 200 && !body.startsWith('{"data":{"__typename":"Query"}}')) floorErrors++;
+        },
+      };
+      type Key = LookupComparison['targets'][number]['name'];
+      const measured: Record<Key, Figures[]> = { rest: [], graphql: [], baseline: [], mercurius: [], apollo_floor: [] };
+      const graphqlRun = (on?: { target: Server; countStatements: boolean }) => async () => {
+        const f = await measure(on ? 'baseline' : 'service', `GraphQL lookup${tagOf()}`, graphqlSpec, timed, on);
+        f.badBodies = graphqlErrors;
+        if (graphqlErrors > 0) warn(`GraphQL lookup (${on?.target.name ?? 'service'})${tagOf()}: ${graphqlErrors} responses with errors or without the user`);
+        return f;
+      };
+      let currentRound = 0;
+      const tagOf = () => (options.rounds > 1 ? ` [round ${currentRound + 1}/${options.rounds}]` : '');
+      const runners: [Key, () => Promise<Figures>][] = [
+        ['rest', () => measure('service', `REST lookup${tagOf()}`, lookupSpec, timed)],
+        ['baseline', () => measure('baseline', `REST lookup${tagOf()}`, lookupSpec, timed)],
+        ['graphql', graphqlRun()],
+      ];
+      if (mercurius && apolloFloor) {
+        // Peers have no statement counter worth reading against the service's: not counted.
+        runners.push(['mercurius', graphqlRun({ target: mercurius, countStatements: false })]);
+        const floor = apolloFloor;
+        runners.push([
+          'apollo_floor',
+          async () => {
+            const f = await measure('baseline', `{ __typename }${tagOf()}`, floorSpec, timed, { target: floor, countStatements: false });
+            f.badBodies = floorErrors;
+            if (floorErrors > 0) warn(`{ __typename } (apollo-floor)${tagOf()}: ${floorErrors} unexpected answers`);
+            return f;
+          },
+        ]);
+      }
+      // REST beside the baseline, the service's GraphQL beside Mercurius; the
+      // order reversed every other round, so that a machine slowing down or
+      // speeding up during the run weighs on every side alike.
+      const order: string[][] = [];
       for (let r = 0; r < options.rounds; r++) {
-        const tag = options.rounds > 1 ? ` [round ${r + 1}/${options.rounds}]` : '';
-        const restRun = () => measure('service', `REST lookup${tag}`, lookupSpec, timed).then((f) => void measured.rest.push(f));
-        const graphqlRun = async () => {
-          const f = await measure('service', `GraphQL lookup${tag}`, graphqlSpec, timed);
-          f.badBodies = graphqlErrors;
-          if (graphqlErrors > 0) warn(`GraphQL lookup (service)${tag}: ${graphqlErrors} responses with errors or without the user`);
-          measured.graphql.push(f);
-        };
-        await (r % 2 === 0 ? restRun() : graphqlRun());
-        measured.baseline.push(await measure('baseline', `REST lookup${tag}`, lookupSpec, timed));
-        await (r % 2 === 0 ? graphqlRun() : restRun());
+        currentRound = r;
+        const sequence = r % 2 === 0 ? runners : [...runners].reverse();
+        order.push(sequence.map(([key]) => key));
+        for (const [key, run] of sequence) measured[key].push(await run());
       }
       const base = medianFigures(measured.baseline);
       rest = scenario(
@@ -565,6 +681,34 @@ export async function runBench(options: BenchOptions): Promise<Report> {
         'rest_user_lookup',
         measured.graphql.map((f, i) => roundOf(f, measured.baseline[i]!)),
       );
+      const descriptions: Record<Key, string> = {
+        rest: 'this service, REST lookup (session token)',
+        graphql: 'this service, GraphQL lookup (session token)',
+        baseline: 'bare node:http + pg, the same credential check',
+        mercurius: 'Mercurius + graphql-jit + pg, the full lookup, the baseline\'s credential check',
+        apollo_floor: 'Apollo Server 5 on Fastify, { __typename } (no database)',
+      };
+      const perRoundRatio = (a: Figures[], b: Figures[], pick: (f: Figures) => number | null) =>
+        a.map((f, i) => {
+          const x = pick(f);
+          const y = b[i] ? pick(b[i]!) : null;
+          return x === null || y === null ? NaN : ratio(x, y);
+        });
+      comparison = {
+        rounds: options.rounds,
+        order,
+        targets: (Object.keys(measured) as Key[])
+          .filter((key) => measured[key].length > 0)
+          .map((key) => ({
+            name: key,
+            description: descriptions[key],
+            figures: medianFigures(measured[key]),
+            perRound: measured[key],
+            toBaseline: spreadOf(perRoundRatio(measured[key], measured.baseline, (f) => f.reqPerSec)),
+          })),
+        graphqlToMercurius: measured.mercurius.length > 0 ? spreadOf(perRoundRatio(measured.graphql, measured.mercurius, (f) => f.reqPerSec)) : null,
+        graphqlCpuToRest: spreadOf(perRoundRatio(measured.graphql, measured.rest, (f) => f.cpuMsPerRequest)),
+      };
     }
 
     if (runs('registered')) {
@@ -811,6 +955,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       parity,
       correctness,
       scenarios,
+      lookups: comparison,
       soak,
       // VmHWM: the peak resident set over each process's whole life.
       memory: { servicePeakMb: mb(hwm.service), baselinePeakMb: mb(hwm.baseline) },
@@ -819,7 +964,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
     };
   } catch (error) {
     // Say what the servers were doing: a crash shows in its stderr.
-    const notes = [service, baseline]
+    const notes = [service, baseline, mercurius, apolloFloor]
       .filter((server): server is Server => server !== undefined)
       .map((server) => {
         const ended = server.exit();
@@ -834,7 +979,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
     if (notes.length > 0 && error instanceof Error) error.message += `\n${notes.join('\n')}`;
     throw error;
   } finally {
-    const codes = await Promise.all([service?.stop(), baseline?.stop()]);
+    const codes = await Promise.all([service?.stop(), baseline?.stop(), mercurius?.stop(), apolloFloor?.stop()]);
     if (service && codes[0] !== 0 && codes[0] !== undefined) log(`service exited with code ${codes[0]}`);
     if (options.dropAtEnd) await dropDatabase(options).catch((e: Error) => log(`could not drop ${options.database}: ${e.message}`));
   }

@@ -3,7 +3,7 @@
 // sub-millisecond lookups), the time from the first request to the last
 // response, status codes, and the target's resident memory while it runs.
 import autocannon from 'autocannon';
-import { memoryOf } from './processes';
+import { cpuTimeMs, memoryOf } from './processes';
 
 export interface LoadSpec {
   url: string;
@@ -48,6 +48,8 @@ export interface LoadResult {
   statusCounts: Record<string, number>;
   /** Highest resident set sampled during the run, bytes. */
   peakRss: number | null;
+  /** CPU time (user + system) the target used during the run, ms (from /proc; null if unreadable). */
+  cpuMs: number | null;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -85,6 +87,7 @@ export async function fire(spec: LoadSpec): Promise<LoadResult> {
   };
   sample();
   const sampler = setInterval(sample, spec.sampleMs ?? 250);
+  const cpuBefore = cpuTimeMs(spec.pid);
 
   const connections = spec.amount !== undefined ? Math.min(spec.connections, spec.amount) : spec.connections;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -120,6 +123,7 @@ export async function fire(spec: LoadSpec): Promise<LoadResult> {
     sample();
   });
 
+  const cpuAfter = cpuTimeMs(spec.pid);
   const sorted = latencies.subarray(0, count).sort();
   let sum = 0;
   for (const value of sorted) sum += value;
@@ -138,5 +142,6 @@ export async function fire(spec: LoadSpec): Promise<LoadResult> {
     timeouts: result.timeouts,
     statusCounts,
     peakRss,
+    cpuMs: cpuBefore === null || cpuAfter === null ? null : Math.round((cpuAfter - cpuBefore) * 10) / 10,
   };
 }

@@ -32,6 +32,11 @@ export interface BenchOptions {
   rounds: number;
   /** Scenario groups to run (default all): lookups, registered, deletes. */
   only: ScenarioGroup[];
+  /**
+   * Measure the GraphQL peers with the lookups (Mercurius doing the same
+   * lookup, Apollo Server's `{ __typename }`): issue 18's references.
+   */
+  peers: boolean;
   /** Run the service under `node --cpu-prof`; its profile lands in artifacts/profiles/. */
   cpuProf: boolean;
   /** Extra node flags for the service alone (V8 heap settings tried against the same baseline). */
@@ -119,7 +124,9 @@ scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
   --rounds N              rounds of each timed scenario, alternating service and baseline (${FULL.rounds});
                           the report gives the median round and the spread
   --only LIST             scenario groups, comma-separated: ${SCENARIO_GROUPS.join(', ')} (all)
-  --cpu-prof              run the service under node --cpu-prof (artifacts/profiles/); summarise
+  --no-peers              skip the GraphQL peers of the lookups (Mercurius doing the same lookup with the
+                          baseline's credential check, Apollo Server's { __typename } on Fastify)
+  --cpu-prof              run the service (and the peers) under node --cpu-prof (artifacts/profiles/); summarise
                           with: npm run bench:profile -- <file.cpuprofile>
   --service-flags=F…      extra node flags for the service only (--service-flags=--max-semi-space-size=8)
   --connections N         autocannon connections of the lookups and the soak (${FULL.connections})
@@ -152,6 +159,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       rounds: { type: 'string' },
       only: { type: 'string' },
       'cpu-prof': { type: 'boolean' },
+      'no-peers': { type: 'boolean' },
       'service-flags': { type: 'string' },
       connections: { type: 'string' },
       'heavy-connections': { type: 'string' },
@@ -197,6 +205,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     warmup: num('warmup', values.warmup, base.warmup, 0, false),
     rounds: num('rounds', values.rounds, base.rounds, 1),
     only: parseGroups(values.only),
+    peers: !(values['no-peers'] ?? false),
     cpuProf: values['cpu-prof'] ?? false,
     serviceFlags: (values['service-flags'] ?? '').split(' ').filter(Boolean),
     connections: num('connections', values.connections, base.connections, 1),

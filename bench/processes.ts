@@ -1,6 +1,6 @@
 // The two servers under load, each a child process: the real service
 // (`node --require tsx/cjs src/main.ts`, as `npm start`) and the baseline (bench/baseline.ts).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -67,10 +67,20 @@ export function killAll(): void {
  * on stdout ({"msg":"listening","address":...}). stdout is drained for the
  * life of the process (the service logs a line per request).
  */
-async function startNode(name: string, script: string, env: NodeJS.ProcessEnv, nodeFlags: string[] = [], timeoutMs = 60_000): Promise<Server> {
+export async function startNode(
+  name: string,
+  script: string,
+  env: NodeJS.ProcessEnv,
+  nodeFlags: string[] = [],
+  timeoutMs = 60_000,
+  /** A command the node process runs under (valgrind …): its pid is node's. */
+  wrapper: string[] = [],
+): Promise<Server> {
   // TypeScript compiled in the process's own thread (tsx's CommonJS hook), as
   // `npm start` runs: `--import tsx` adds a module-loader thread, ~35 MB RSS.
-  const child = spawn(process.execPath, [...nodeFlags, '--require', 'tsx/cjs', script], {
+  const argv = [process.execPath, ...nodeFlags, '--require', 'tsx/cjs', script];
+  const [command, ...args] = [...wrapper, ...argv];
+  const child = spawn(command!, args, {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -169,6 +179,7 @@ export async function startService(
   extraFlags: string[] = [],
   env: Record<string, string> = {},
   name = 'service',
+  launch: { wrapper?: string[]; timeoutMs?: number } = {},
 ): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
   const server = await startNode(name, 'src/main.ts', {
@@ -179,8 +190,8 @@ export async function startService(
     DB_POOL_MAX: String(poolMax),
     PORT: '0',
     HOST: '127.0.0.1',
-  }, flags);
-  await waitReady(server, '/readyz');
+  }, flags, launch.timeoutMs, launch.wrapper);
+  await waitReady(server, '/readyz', launch.timeoutMs);
   return server;
 }
 
@@ -197,8 +208,44 @@ export async function startBaseline(databaseUrl: string, poolMax: number, sessio
   return server;
 }
 
-async function waitReady(server: Server, path: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
+/** The GraphQL peers (bench/peers/): Mercurius doing the lookup, Apollo Server's `{ __typename }`. */
+export type PeerName = 'mercurius' | 'apollo-floor';
+
+/** Starts a peer; `cpuProf`: under `node --cpu-prof` (its profile lands in artifacts/profiles/ when it stops). */
+export async function startPeer(name: PeerName, databaseUrl: string, poolMax: number, cpuProf = false, extraFlags: string[] = []): Promise<Server> {
+  const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []), ...extraFlags];
+  const server = await startNode(
+    name,
+    `bench/peers/${name}.ts`,
+    { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, DB_POOL_MAX: String(poolMax), PORT: '0', HOST: '127.0.0.1' },
+    flags,
+  );
+  await waitReady(server, '/healthz');
+  return server;
+}
+
+/** CPU time (user + system) the process has used so far, milliseconds; null when it cannot be read. */
+export function cpuTimeMs(pid: number): number | null {
+  try {
+    // Fields after the command (which may hold spaces) in /proc/<pid>/stat: utime and stime are the 14th and 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+async function waitReady(server: Server, path: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
     try {

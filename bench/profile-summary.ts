@@ -17,7 +17,7 @@ interface ProfileNode {
   children?: number[];
 }
 
-interface Profile {
+export interface Profile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -57,7 +57,13 @@ export interface Summary {
   areas: [string, number][];
 }
 
-export function summarise(profile: Profile): Summary {
+/**
+ * `window`: only the samples taken between these two instants (µs of the
+ * monotonic clock, as `process.hrtime.bigint() / 1000n` reads it in any
+ * process of the machine, and as V8 stamps its samples): a load's window,
+ * without the process's start and warm-up.
+ */
+export function summarise(profile: Profile, window?: { from: number; to: number }): Summary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -66,7 +72,10 @@ export function summarise(profile: Profile): Summary {
   const areas = new Map<string, number>();
   let totalMs = 0;
   let idleMs = 0;
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (window && (at < window.from || at > window.to)) continue;
     const ms = (profile.timeDeltas[i] ?? 0) / 1000;
     const node = byId.get(profile.samples[i]!);
     if (!node) continue;
@@ -91,7 +100,7 @@ export function summarise(profile: Profile): Summary {
   return { totalMs, busyMs: totalMs - idleMs, self: sorted(self), inclusive: sorted(inclusive).filter(([k]) => k !== '(root)'), areas: sorted(areas) };
 }
 
-function render(summary: Summary, top: number): string {
+export function render(summary: Summary, top: number): string {
   const pct = (ms: number) => `${((ms / summary.busyMs) * 100).toFixed(1).padStart(5)}%`;
   const rows = (entries: [string, number][]) => entries.slice(0, top).map(([k, ms]) => `  ${pct(ms)}  ${ms.toFixed(0).padStart(7)} ms  ${k}`);
   return [

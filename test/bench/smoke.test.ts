@@ -84,6 +84,21 @@ if (!serverUrl) {
     }
   });
 
+  it('measures the lookups beside the baseline and the GraphQL peers, with CPU per request and the goals\' ratios', () => {
+    const lookups = report.lookups;
+    expect(lookups.targets.map((t: { name: string }) => t.name)).toEqual(['rest', 'graphql', 'baseline', 'mercurius', 'apollo_floor']);
+    for (const target of lookups.targets) {
+      expect(target.figures.requests).toBeGreaterThan(0);
+      expect(target.figures.non2xx + target.figures.errors + (target.figures.badBodies ?? 0)).toBe(0);
+      if (!numeric(target.figures.cpuMsPerRequest)) throw new Error(`${target.name} cpuMsPerRequest is ${target.figures.cpuMsPerRequest}`);
+      expect(numeric(target.toBaseline.median)).toBe(true);
+    }
+    expect(numeric(lookups.graphqlToMercurius.median)).toBe(true);
+    expect(numeric(lookups.graphqlCpuToRest.median)).toBe(true);
+    expect(report.targets.map((t: { target: string }) => t.target)).toContain('GraphQL user lookup: req/s ≥ 0.85 of Mercurius (same lookup, same run)');
+    expect(output).toMatch(/Mercurius/);
+  });
+
   it('deletes fresh ids in every delete scenario', () => {
     for (const scenario of report.scenarios.filter((s: { name: string }) => s.name.startsWith('delete_'))) {
       for (const side of ['service', 'baseline']) {

@@ -1,0 +1,237 @@
+// `npm run bench:lookup-profile`: where the service's CPU goes in a lookup
+// under load, out of process (issue 18), beside Apollo Server's
+// `{ __typename }` — not in-process inject, whose own cost hides the service's.
+//
+// Seeds a database of its own (chatsvc_profile; --reuse keeps it between
+// runs), starts the service and the chosen peers as `npm run bench` does,
+// drives each in turn with autocannon, and reads:
+//
+//   profile mode (default): each process runs under `node --cpu-prof`; the
+//     samples of the measured window only (not the start or the warm-up) are
+//     summarised: µs per request by area (a package, the service's folders,
+//     GC, Node), the service's own frames (src/) by self time, and the top
+//     frames overall. CPU per request from /proc beside it.
+//   --callgrind: the service alone, under `valgrind --tool=callgrind`;
+//     counters zeroed after a warm-up, then a fixed number of requests, then
+//     dumped: instructions per request, which do not move with what else
+//     runs on the machine (CPU time does, ±25% here). Slow: minutes.
+//
+// Options: --targets graphql,rest,apollo-floor,mercurius (profile mode:
+// graphql,apollo-floor; callgrind: graphql,rest); --users N (100,000);
+// --seconds S (15) and --warmup S (5) per target; --connections N (20);
+// --requests N (2,000) and --warm-requests N (4,000), --rounds N (2) for
+// callgrind; --reuse; --label TEXT (names the output files).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client } from 'pg';
+import { fire } from './load';
+import { GRAPHQL_LOOKUP, GRAPHQL_TYPENAME, median } from './harness';
+import { parseOptions } from './options';
+import { type PeerName, type Server, cpuTimeMs, startPeer, startService } from './processes';
+import { type Profile, areaOf, render, summarise } from './profile-summary';
+import { log } from './progress';
+import { seed } from './seed';
+
+type Target = 'graphql' | 'rest' | 'apollo-floor' | 'mercurius';
+
+const { values } = parseArgs({
+  options: {
+    targets: { type: 'string' },
+    users: { type: 'string' },
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    callgrind: { type: 'boolean' },
+    requests: { type: 'string' },
+    'warm-requests': { type: 'string' },
+    rounds: { type: 'string' },
+    reuse: { type: 'boolean' },
+    label: { type: 'string' },
+    top: { type: 'string' },
+  },
+});
+const callgrind = values.callgrind ?? false;
+const targets = (values.targets ?? (callgrind ? 'graphql,rest' : 'graphql,apollo-floor')).split(',') as Target[];
+const USERS = Number(values.users ?? 100_000);
+const SECONDS = Number(values.seconds ?? 15);
+const WARMUP = Number(values.warmup ?? 5);
+const CONNECTIONS = Number(values.connections ?? 20);
+const REQUESTS = Number(values.requests ?? 2_000);
+const WARM_REQUESTS = Number(values['warm-requests'] ?? 4_000);
+const ROUNDS = Number(values.rounds ?? 2);
+const TOP = Number(values.top ?? 25);
+const ROOT = path.resolve(__dirname, '..');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const OUT = path.join(ROOT, 'artifacts', 'profiles', `lookup-${values.label ?? stamp}`);
+const STATE = path.join(ROOT, 'artifacts', 'profile-db.json');
+
+interface Db {
+  databaseUrl: string;
+  serviceToken: string;
+  baselineToken: string;
+  users: number;
+}
+
+async function database(): Promise<Db> {
+  const options = parseOptions(['--users', String(USERS), '--contacts', '100', '--big-contacts', '10', '--messages', '6000', '--database', 'chatsvc_profile']);
+  if (options === 'help') throw new Error('unreachable');
+  if (values.reuse && existsSync(STATE)) {
+    const state = JSON.parse(readFileSync(STATE, 'utf8')) as Db;
+    const client = new Client({ connectionString: state.databaseUrl });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions WHERE expires_at > now() + interval '10 minutes'`);
+      if (state.users === USERS && rows[0]!.n >= 2) return state;
+    } catch {
+      // gone: seeded again
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  log(`seeding ${USERS.toLocaleString('en-US')} users into chatsvc_profile`);
+  const seeded = await seed(options);
+  const state: Db = { databaseUrl: seeded.databaseUrl, serviceToken: seeded.serviceToken, baselineToken: seeded.baselineToken, users: USERS };
+  mkdirSync(path.dirname(STATE), { recursive: true });
+  writeFileSync(STATE, JSON.stringify(state));
+  return state;
+}
+
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+function load(db: Db, target: Target) {
+  const randomId = () => 1 + Math.floor(Math.random() * db.users);
+  const token = target === 'mercurius' ? db.baselineToken : db.serviceToken;
+  if (target === 'rest') {
+    return { method: 'GET' as const, headers: { 'SVC-Token': token }, setupRequest: (req: object) => ({ ...req, path: `/users/external/${randomId()}.json` }) };
+  }
+  const floor = target === 'apollo-floor';
+  return {
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json', ...(floor ? {} : { 'SVC-Token': token }) },
+    setupRequest: (req: object) => ({
+      ...req,
+      path: '/graphql',
+      body: JSON.stringify(floor ? { query: GRAPHQL_TYPENAME } : { query: GRAPHQL_LOOKUP, variables: { id: randomId() } }),
+    }),
+  };
+}
+
+async function start(db: Db, target: Target, flags: string[], wrapper: string[] = []): Promise<Server> {
+  if (target === 'graphql' || target === 'rest') {
+    return startService(db.databaseUrl, 10, false, flags, {}, 'service', wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
+  }
+  return startPeer(target as PeerName, db.databaseUrl, 10, false, flags);
+}
+
+async function drive(server: Server, db: Db, target: Target, spec: { duration?: number; amount?: number; connections: number }) {
+  const { method, headers, setupRequest } = load(db, target);
+  const result = await fire({ url: server.url, pid: server.pid, method, headers, pipelining: 1, ...spec, setupRequest: setupRequest as never });
+  if (result.non2xx > 0 || result.errors > 0) log(`WARNING ${target}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result;
+}
+
+async function profileMode(db: Db): Promise<string> {
+  mkdirSync(OUT, { recursive: true });
+  const out: string[] = [`Lookup profiles: ${USERS.toLocaleString('en-US')} users, ${CONNECTIONS} connections, ${SECONDS} s measured after ${WARMUP} s warm-up per target; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at start`];
+  const perArea = new Map<string, Map<Target, number>>();
+  for (const target of targets) {
+    const name = `${target}.cpuprofile`;
+    const server = await start(db, target, ['--cpu-prof', `--cpu-prof-dir=${OUT}`, `--cpu-prof-name=${name}`]);
+    let window: { from: number; to: number };
+    let requests: number;
+    let cpu: number | null;
+    let reqPerSec: number;
+    try {
+      await drive(server, db, target, { duration: WARMUP, connections: CONNECTIONS });
+      const cpuBefore = cpuTimeMs(server.pid);
+      const from = monotonicUs();
+      const result = await drive(server, db, target, { duration: SECONDS, connections: CONNECTIONS });
+      window = { from, to: monotonicUs() };
+      const cpuAfter = cpuTimeMs(server.pid);
+      requests = result.requests;
+      reqPerSec = result.reqPerSec;
+      cpu = cpuBefore === null || cpuAfter === null ? null : (cpuAfter - cpuBefore) / requests;
+    } finally {
+      await server.stop();
+    }
+    const profile = JSON.parse(readFileSync(path.join(OUT, name), 'utf8')) as Profile;
+    const summary = summarise(profile, window);
+    const perRequestUs = (ms: number) => (ms * 1000) / requests;
+    out.push('', `=== ${target}: ${reqPerSec} req/s; CPU ${cpu === null ? '?' : (cpu * 1000).toFixed(0)} µs/request (/proc); profile busy ${perRequestUs(summary.busyMs).toFixed(0)} µs/request ===`);
+    for (const [area, ms] of summary.areas) {
+      if (!perArea.has(area)) perArea.set(area, new Map());
+      perArea.get(area)!.set(target, perRequestUs(ms));
+    }
+    const own = summary.self.filter(([key]) => / src\//.test(key) || key.includes(' src/'));
+    out.push('', `The service's own frames (src/) by self time: ${perRequestUs(own.reduce((n, [, ms]) => n + ms, 0)).toFixed(1)} µs/request in all`);
+    for (const [key, ms] of own.slice(0, TOP)) out.push(`  ${perRequestUs(ms).toFixed(2).padStart(7)} µs  ${((ms / summary.busyMs) * 100).toFixed(1).padStart(5)}%  ${key}`);
+    out.push('', render(summary, TOP));
+  }
+  // Areas side by side, µs per request.
+  const rows = [...perArea].sort((a, b) => Math.max(...b[1].values()) - Math.max(...a[1].values()));
+  out.push('', `Self time by area, µs per request: ${targets.join(' | ')}`);
+  for (const [area, byTarget] of rows.slice(0, 40)) {
+    out.push(`  ${targets.map((t) => (byTarget.get(t) ?? 0).toFixed(1).padStart(7)).join(' ')}  ${area}`);
+  }
+  return out.join('\n');
+}
+
+/** Instructions (all threads) per request of the service, under callgrind. */
+async function callgrindMode(db: Db): Promise<string> {
+  mkdirSync(OUT, { recursive: true });
+  const base = path.join(OUT, 'callgrind.out');
+  // JIT code: valgrind must notice code V8 rewrites in place.
+  const wrapper = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${base}.%p`, '--smc-check=all-non-file', '--dump-line=no', '--compress-pos=no'];
+  log('starting the service under callgrind (minutes)');
+  const server = await start(db, targets[0]!, [], wrapper);
+  const results: Record<string, number[]> = {};
+  const dumpTotal = (): number => {
+    const before = new Set(readdirSync(OUT));
+    execFileSync('callgrind_control', ['-d', String(server.pid)], { stdio: 'ignore' });
+    const fresh = readdirSync(OUT).filter((f) => f.startsWith('callgrind.out') && !before.has(f));
+    const text = readFileSync(path.join(OUT, fresh.sort().at(-1)!), 'utf8');
+    const match = /^(?:summary|totals): (\d+)/m.exec(text);
+    if (!match) throw new Error('no totals in the callgrind dump');
+    return Number(match[1]);
+  };
+  try {
+    for (const target of targets) {
+      log(`warm-up: ${WARM_REQUESTS} ${target} requests`);
+      await drive(server, db, target, { amount: WARM_REQUESTS, connections: 4 });
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+        await drive(server, db, target, { amount: 200, connections: 4 });
+        execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore' });
+        await drive(server, db, target, { amount: REQUESTS, connections: 4 });
+        const total = dumpTotal();
+        (results[target] ??= []).push(total / REQUESTS);
+        log(`  ${target}: ${(total / REQUESTS / 1000).toFixed(0)} k instructions/request`);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  return [
+    `Instructions per request (callgrind, all threads of the service; ${REQUESTS} requests per measure after ${WARM_REQUESTS} warm-up each, 4 connections, ${ROUNDS} rounds):`,
+    ...Object.entries(results).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')})`),
+  ].join('\n');
+}
+
+async function main() {
+  const db = await database();
+  const text = callgrind ? await callgrindMode(db) : await profileMode(db);
+  const file = `${OUT}/${callgrind ? 'instructions' : 'summary'}.txt`;
+  writeFileSync(file, `${text}\n`);
+  process.stdout.write(`${text}\n\nWritten: ${file}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);
