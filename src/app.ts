@@ -304,10 +304,21 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Every answer to a request made with a live session token says when that
   // session now expires (each request moves it), as QuickBlox's API does: its
   // SDKs renew the session by it.
-  fastify.addHook('onSend', async (request, reply) => {
+  // A callback hook (no promise per request); the header has whole seconds,
+  // so its text is made once a second.
+  let expirySecond = -1;
+  let expiryText = '';
+  fastify.addHook('onSend', (request, reply, payload, done) => {
     const caller = request.context?.authenticated;
-    if (caller?.via !== 'session' || reply.hasHeader(SESSION_EXPIRY_HEADER)) return;
-    reply.header(SESSION_EXPIRY_HEADER, qbTime(new Date(Date.now() + SESSION_TTL_SECONDS * 1000)));
+    if (caller?.via === 'session' && !reply.hasHeader(SESSION_EXPIRY_HEADER)) {
+      const second = Math.floor(Date.now() / 1000);
+      if (second !== expirySecond) {
+        expirySecond = second;
+        expiryText = qbTime(new Date((second + SESSION_TTL_SECONDS) * 1000));
+      }
+      reply.header(SESSION_EXPIRY_HEADER, expiryText);
+    }
+    done(null, payload);
   });
 
   const introspection = options.introspection ?? true;

@@ -92,6 +92,8 @@ export function withVary(existing: string | string[] | number | undefined, names
  */
 export function registerCaching(fastify: FastifyInstance, options: CachingOptions & { sessionTokenHeaders: readonly string[] }): void {
   const vary = credentialHeaders(options.sessionTokenHeaders);
+  // Most answers have no Vary of their own: the header is then always this.
+  const varyAlone = vary.join(', ');
   const privateMaxAge = options.privateMaxAgeSeconds ?? 0;
   const privateRead = privateMaxAge > 0 ? `private, max-age=${privateMaxAge}` : PRIVATE_NO_STORE;
   const publicMaxAge = options.publicMaxAgeSeconds ?? DEFAULT_PUBLIC_MAX_AGE_SECONDS;
@@ -108,7 +110,8 @@ export function registerCaching(fastify: FastifyInstance, options: CachingOption
       // there would outlive its cause (a 401 after the caller logged in).
       const read = request.method === 'GET' || request.method === 'HEAD';
       reply.header('cache-control', read && status >= 200 && status < 300 ? privateRead : PRIVATE_NO_STORE);
-      reply.header('vary', withVary(reply.getHeader('vary'), vary));
+      const existing = reply.getHeader('vary');
+      reply.header('vary', existing === undefined ? varyAlone : withVary(existing, vary));
     }
     done(null, payload);
   });

@@ -4,7 +4,7 @@
 // Labels stay bounded: routes are route patterns ("unmatched" for unknown
 // paths) and GraphQL operations are labelled by their type and root fields
 // (taken from the schema), never by client-chosen operation names.
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin, GraphQLRequestListener } from '@apollo/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
@@ -41,15 +41,28 @@ export function operationLabel(operation: OperationDefinitionNode): string {
   return `${operation.operation} ${shown.join(',')}`;
 }
 
-export const operationLabelPlugin: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    return {
-      async didResolveOperation({ operation, contextValue }) {
-        const request = (contextValue as Linked)[REQUEST];
-        if (request && operation) request.operation = operationLabel(operation);
-      },
-    };
+/**
+ * The label of each operation, kept per document: Apollo Server hands every
+ * request of a cached document the same syntax tree.
+ */
+const labels = new WeakMap<OperationDefinitionNode, string>();
+
+/** One listener for every request (Apollo asks each plugin for one per request). */
+const labelListener: GraphQLRequestListener<Context> = {
+  async didResolveOperation({ operation, contextValue }) {
+    const request = (contextValue as Linked)[REQUEST];
+    if (!request || !operation) return;
+    let label = labels.get(operation);
+    if (label === undefined) {
+      label = operationLabel(operation);
+      labels.set(operation, label);
+    }
+    request.operation = label;
   },
+};
+
+export const operationLabelPlugin: ApolloServerPlugin<Context> = {
+  requestDidStart: () => Promise.resolve(labelListener),
 };
 
 export interface ObservabilityOptions {
@@ -106,21 +119,20 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
     return child;
   };
 
-  fastify.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const durationMs = reply.elapsedTime;
-    childOf(request.method, route, request.operation ?? '', reply.statusCode).observe(durationMs / 1000);
+    const operation = request.operation;
+    childOf(request.method, route, operation ?? '', reply.statusCode).observe(durationMs / 1000);
     // Deliberately no headers, query values or bodies: they carry credentials.
     request.log.info(
-      {
-        method: request.method,
-        route,
-        ...(request.operation ? { operation: request.operation } : {}),
-        status: reply.statusCode,
-        durationMs: Math.round(durationMs * 100) / 100,
-      },
+      operation
+        ? { method: request.method, route, operation, status: reply.statusCode, durationMs: Math.round(durationMs * 100) / 100 }
+        : { method: request.method, route, status: reply.statusCode, durationMs: Math.round(durationMs * 100) / 100 },
       'request',
     );
+    done();
   });
 
   if (options.metrics) {
