@@ -290,40 +290,59 @@ export async function withClient<T>(
   }
   const timeout = poolBounds.get(pool)?.queryTimeoutMs;
   if (timeout !== undefined) clientTimeouts.set(client, timeout);
-  // A checked-out client's socket error (backend terminated, server gone) is
-  // emitted as 'error': without a listener it would crash the process.
-  let broken: Error | undefined;
-  const onError = (error: Error) => {
-    broken = error;
-  };
-  // A commit whose wait for the synchronous standby was cancelled (by
-  // statement_timeout) is answered as a success with this warning: committed
-  // here, perhaps not on the standby that a failover would promote.
-  let unconfirmed: Error | undefined;
-  const onNotice = (notice: { routine?: string | undefined; message?: string | undefined }) => {
-    if (notice.routine === 'SyncRepWaitForLSN') unconfirmed = new Error(notice.message ?? 'the synchronous standby did not confirm the commit');
-  };
-  client.on('error', onError);
-  client.on('notice', onNotice);
-  const detach = () => {
-    client.removeListener('error', onError);
-    client.removeListener('notice', onNotice);
-  };
+  const seen = watch(client);
+  seen.broken = seen.unconfirmed = undefined;
   let result: T;
   try {
     result = await work(client);
   } catch (error) {
-    detach();
-    client.release(broken ?? (isServerAnswer(error) && !wrongNode(error) ? undefined : (error as Error)));
+    client.release(seen.broken ?? (isServerAnswer(error) && !wrongNode(error) ? undefined : (error as Error)));
     // Socket errors come from Node's own realm, where `instanceof Error` can
     // fail (graphql-js then hides them as "Unexpected error value"): always
     // throw an Error of ours, code kept, for toAppError to classify.
     throw error instanceof StatementError ? error : new StatementError(name, error);
   }
-  detach();
+  const { broken, unconfirmed } = seen;
   client.release(broken);
   if (unconfirmed && options.writes) throw new StatementError(name, unconfirmed, { outcomeUnknown: true });
   return result;
+}
+
+/** What a connection reported while checked out (cleared at each checkout). */
+interface Seen {
+  /** Its socket failed (backend terminated, server gone): it is dropped at release. */
+  broken: Error | undefined;
+  /** A commit the synchronous standby did not confirm. */
+  unconfirmed: Error | undefined;
+}
+
+const watched = new WeakMap<PoolClient, Seen>();
+
+/**
+ * The listeners of a connection, attached at its first checkout and kept for
+ * its life: attaching and removing two listeners (and making their closures)
+ * around every statement was ~1% of a lookup's CPU under load (BENCHMARKS.md,
+ * issue 18). What they record between checkouts is never read: withClient
+ * clears it at each checkout.
+ */
+function watch(client: PoolClient): Seen {
+  let seen = watched.get(client);
+  if (seen !== undefined) return seen;
+  const state: Seen = { broken: undefined, unconfirmed: undefined };
+  // A checked-out client's socket error (backend terminated, server gone) is
+  // emitted as 'error': without a listener it would crash the process.
+  client.on('error', (error: Error) => {
+    state.broken = error;
+  });
+  // A commit whose wait for the synchronous standby was cancelled (by
+  // statement_timeout) is answered as a success with this warning: committed
+  // here, perhaps not on the standby that a failover would promote.
+  client.on('notice', (notice: { routine?: string | undefined; message?: string | undefined }) => {
+    if (notice.routine === 'SyncRepWaitForLSN') state.unconfirmed = new Error(notice.message ?? 'the synchronous standby did not confirm the commit');
+  });
+  watched.set(client, state);
+  seen = state;
+  return seen;
 }
 
 /**
