@@ -10,11 +10,12 @@
 // signatures with it, so it cannot be a one-way hash. It is sealed with
 // AES-256-GCM under a key from configuration (SECRETS_KEY), so a copy of the
 // database alone does not reveal it.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, scrypt, scryptSync, timingSafeEqual } from 'node:crypto';
 
 export const newSecret = (): string => randomBytes(32).toString('base64url');
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+// One-shot crypto.hash: no Hash object per call (the credential check hashes every request's token).
+export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
 export function hashPassword(password: string): string {
   const salt = randomBytes(16);
