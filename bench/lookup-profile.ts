@@ -11,13 +11,19 @@
 //     summarised: µs per request by area (a package, the service's folders,
 //     GC, Node), the service's own frames (src/) by self time, and the top
 //     frames overall. CPU per request from /proc beside it.
+//   --pair DIR: this checkout's service and DIR's (another build, e.g. a
+//     `git archive` of the commit before a change with this node_modules
+//     linked in), both running, measured in turn, the order reversed each
+//     round: CPU per request (/proc) side by side, per round.
 //   --callgrind: the service alone, under `valgrind --tool=callgrind`;
 //     counters zeroed after a warm-up, then a fixed number of requests, then
 //     dumped: instructions per request, which do not move with what else
-//     runs on the machine (CPU time does, ±25% here). Slow: minutes.
+//     runs on the machine (CPU time does, ±25% here). Slow: on a 2-core
+//     machine shared with test runs, the service's start and 4,000 requests
+//     took over half an hour; meant for a quiet machine.
 //
 // Options: --targets graphql,rest,apollo-floor,mercurius (profile mode:
-// graphql,apollo-floor; callgrind: graphql,rest); --users N (100,000);
+// graphql,apollo-floor; callgrind and pair: graphql,rest); --users N (100,000);
 // --seconds S (15) and --warmup S (5) per target; --connections N (20);
 // --requests N (2,000) and --warm-requests N (4,000), --rounds N (2) for
 // callgrind; --reuse; --label TEXT (names the output files).
@@ -50,10 +56,11 @@ const { values } = parseArgs({
     reuse: { type: 'boolean' },
     label: { type: 'string' },
     top: { type: 'string' },
+    pair: { type: 'string' },
   },
 });
 const callgrind = values.callgrind ?? false;
-const targets = (values.targets ?? (callgrind ? 'graphql,rest' : 'graphql,apollo-floor')).split(',') as Target[];
+const targets = (values.targets ?? (callgrind || values.pair ? 'graphql,rest' : 'graphql,apollo-floor')).split(',') as Target[];
 const USERS = Number(values.users ?? 100_000);
 const SECONDS = Number(values.seconds ?? 15);
 const WARMUP = Number(values.warmup ?? 5);
@@ -183,13 +190,17 @@ async function callgrindMode(db: Db): Promise<string> {
   mkdirSync(OUT, { recursive: true });
   const base = path.join(OUT, 'callgrind.out');
   // JIT code: valgrind must notice code V8 rewrites in place.
-  const wrapper = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${base}.%p`, '--smc-check=all-non-file', '--dump-line=no', '--compress-pos=no'];
+  // An explicit vgdb prefix: without a user name in the environment,
+  // callgrind_control could not find the process's pipe (it looked for
+  // "…-by-???-on-???").
+  const vgdb = path.join(OUT, 'vgdb');
+  const wrapper = ['valgrind', '--tool=callgrind', '--vgdb=yes', `--vgdb-prefix=${vgdb}`, `--callgrind-out-file=${base}.%p`, '--smc-check=all-non-file', '--dump-line=no', '--compress-pos=no'];
   log('starting the service under callgrind (minutes)');
   const server = await start(db, targets[0]!, [], wrapper);
   const results: Record<string, number[]> = {};
   const dumpTotal = (): number => {
     const before = new Set(readdirSync(OUT));
-    execFileSync('callgrind_control', ['-d', String(server.pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, '-d', String(server.pid)], { stdio: 'ignore' });
     const fresh = readdirSync(OUT).filter((f) => f.startsWith('callgrind.out') && !before.has(f));
     const text = readFileSync(path.join(OUT, fresh.sort().at(-1)!), 'utf8');
     const match = /^(?:summary|totals): (\d+)/m.exec(text);
@@ -204,7 +215,7 @@ async function callgrindMode(db: Db): Promise<string> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
         await drive(server, db, target, { amount: 200, connections: 4 });
-        execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore' });
+        execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, '-z', String(server.pid)], { stdio: 'ignore' });
         await drive(server, db, target, { amount: REQUESTS, connections: 4 });
         const total = dumpTotal();
         (results[target] ??= []).push(total / REQUESTS);
@@ -220,10 +231,53 @@ async function callgrindMode(db: Db): Promise<string> {
   ].join('\n');
 }
 
+/**
+ * --pair DIR: this checkout's service against DIR's (another build of the
+ * service, e.g. a `git archive` of the commit before a change, sharing this
+ * node_modules), both running, measured in turn for each target, the order
+ * reversed each round: CPU per request (/proc) side by side. On a shared
+ * machine the absolute figures move with the load; the pairs, measured
+ * seconds apart, compare.
+ */
+async function pairMode(db: Db, other: string): Promise<string> {
+  const a = await start(db, 'graphql', []);
+  const b = await startService(db.databaseUrl, 10, false, [], {}, 'other', { script: path.join(other, 'src/main.ts') });
+  const figures: Record<string, { here: number[]; other: number[] }> = {};
+  const rounds = Number(values.rounds ?? 4);
+  try {
+    for (const target of targets) {
+      await drive(a, db, target, { duration: WARMUP, connections: CONNECTIONS });
+      await drive(b, db, target, { duration: WARMUP, connections: CONNECTIONS });
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const target of targets) {
+        const pair = round % 2 === 0 ? ([['here', a], ['other', b]] as const) : ([['other', b], ['here', a]] as const);
+        for (const [side, server] of pair) {
+          const r = await drive(server, db, target, { duration: SECONDS, connections: CONNECTIONS });
+          const perRequest = (r.cpuMs ?? NaN) / r.requests;
+          ((figures[target] ??= { here: [], other: [] })[side]).push(perRequest);
+          log(`  round ${round + 1} ${target} ${side}: ${(perRequest * 1000).toFixed(0)} µs CPU/request, ${r.reqPerSec} req/s`);
+        }
+      }
+    }
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+  const us = (v: number[]) => v.map((x) => (x * 1000).toFixed(0)).join(', ');
+  return [
+    `CPU per request (/proc), this checkout against ${other}; ${rounds} rounds of ${SECONDS} s per side and target, ${CONNECTIONS} connections; load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}:`,
+    ...Object.entries(figures).map(([t, f]) => {
+      const ratios = f.here.map((x, i) => x / f.other[i]!);
+      return `  ${t}: here median ${(median(f.here) * 1000).toFixed(0)} µs (${us(f.here)}); other ${(median(f.other) * 1000).toFixed(0)} µs (${us(f.other)}); here/other per round ${ratios.map((r) => r.toFixed(3)).join(', ')} (median ${median(ratios).toFixed(3)})`;
+    }),
+  ].join('\n');
+}
+
 async function main() {
   const db = await database();
-  const text = callgrind ? await callgrindMode(db) : await profileMode(db);
-  const file = `${OUT}/${callgrind ? 'instructions' : 'summary'}.txt`;
+  const text = values.pair ? await pairMode(db, path.resolve(values.pair)) : callgrind ? await callgrindMode(db) : await profileMode(db);
+  const file = `${OUT}/${values.pair ? 'pair' : callgrind ? 'instructions' : 'summary'}.txt`;
+  mkdirSync(OUT, { recursive: true });
   writeFileSync(file, `${text}\n`);
   process.stdout.write(`${text}\n\nWritten: ${file}\n`);
 }

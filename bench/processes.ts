@@ -179,10 +179,11 @@ export async function startService(
   extraFlags: string[] = [],
   env: Record<string, string> = {},
   name = 'service',
-  launch: { wrapper?: string[]; timeoutMs?: number } = {},
+  /** wrapper: a command node runs under (valgrind); script: another checkout's src/main.ts. */
+  launch: { wrapper?: string[]; timeoutMs?: number; script?: string } = {},
 ): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
-  const server = await startNode(name, 'src/main.ts', {
+  const server = await startNode(name, launch.script ?? 'src/main.ts', {
     ...process.env,
     ...SERVICE_BENCH_ENV,
     ...env,
