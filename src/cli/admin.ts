@@ -43,7 +43,37 @@ function buildProgram(run: (action: Action) => void): Command {
     .command('app:create')
     .description('create an application; prints its API key (shown only once) and its auth key and secret')
     .requiredOption('--name <name>', 'application name')
-    .action((opts: { name: string }) => run((s) => s.applications.create(opts.name)));
+    .option('--region <CC>', 'region phones without a country code are read in (ISO 3166-1 alpha-2, e.g. GB)')
+    .action((opts: { name: string; region?: string }) => run((s) => s.applications.create(opts.name, opts.region ?? null)));
+
+  program
+    .command('app:set-region')
+    .description("set (or with --none clear) the region phones without a country code are read in; recomputes the application's phone keys and matches")
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .option('--region <CC>', 'ISO 3166-1 alpha-2 country code, e.g. GB')
+    .option('--none', 'no region: such phones match by their digits only', false)
+    .action((opts: { app: number; region?: string; none: boolean }) =>
+      run(async (s) => {
+        if ((opts.region === undefined) === !opts.none) throw new AppError('BAD_USER_INPUT', 'give either --region <CC> or --none');
+        return s.phoneKeys.setRegion(opts.app, opts.none ? null : opts.region!);
+      }),
+    );
+
+  program
+    .command('phones:normalise')
+    .description('recompute the phone keys of stored users and contacts (after the migration phone_keys, or phones written by hand); one transaction per application')
+    .option('--app <appId>', 'only this application (default: all)', positiveInt)
+    .action((opts: { app?: number }) =>
+      run(async (s, database) => {
+        const ids =
+          opts.app !== undefined
+            ? [opts.app]
+            : (await database.prisma.application.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
+        const applications = [];
+        for (const id of ids) applications.push(await s.phoneKeys.normalise(id));
+        return { applications };
+      }),
+    );
 
   program
     .command('app:rotate-auth')
@@ -75,7 +105,7 @@ function buildProgram(run: (action: Action) => void): Command {
     .requiredOption('--password <password>', 'password (at least 8 characters)')
     .option('--full-name <s>')
     .option('--email <s>')
-    .option('--phone <s>', '10 to 15 digits, optional leading +')
+    .option('--phone <s>', '10 to 15 digits, optionally formatted (+, spaces, dashes, dots, parentheses)')
     .option('--website <s>')
     .option('--external-user-id <int>', 'id in an external system, unique in the application', positiveInt)
     .option('--facebook-id <s>')

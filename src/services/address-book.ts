@@ -11,11 +11,13 @@
 import type { Pool } from 'pg';
 import { callerKey, readQuery, type ReadReplicas } from '../scale/replicas';
 import { query, run, transaction } from '../db/sql';
+import { REGION } from '../db/statements/phones';
 import { BOOK_SIZE, CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
 import type { UserRecord } from '../db/statements/users';
 import { badInput } from '../errors';
 import { requireUser } from './auth';
 import type { Caller } from './caller';
+import { phoneKey } from './phones';
 import * as validate from './validate';
 
 /** A contact of an upload. Name and phone may be missing: such a contact is rejected, not the upload. */
@@ -81,7 +83,7 @@ export class AddressBookService {
     private readonly reads?: ReadReplicas,
   ) {}
 
-  /** Users of the caller's application whose phone equals a contact's phone in the caller's book. */
+  /** Users of the caller's application whose phone is a contact's phone in the caller's book (as written, or the same number). */
   async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<UserRecord[]> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
@@ -172,9 +174,13 @@ export class AddressBookService {
     // one just inserted (the book would end as a mix of both lists), and two
     // uploads inserting the same phones in different orders could deadlock.
     // Readers take no lock.
+    // Phone keys are computed here, at write time (never per read), in the
+    // region read after the lock that keeps it from changing meanwhile.
     const [counts] = await transaction(this.pool, UPLOAD.name, async (client) => {
-      await run(client, LOCK_BOOK, [user.userId, context]);
-      return run(client, UPLOAD, [user.userId, context, phones, names, force, destroyed]);
+      await run(client, LOCK_BOOK, [user.userId, context, user.applicationId]);
+      const region = (await run(client, REGION, [user.applicationId]))[0]?.phoneRegion ?? null;
+      const keys = phones.map((phone) => phoneKey(phone, region));
+      return run(client, UPLOAD, [user.userId, context, phones, names, force, destroyed, keys]);
     });
     // The caller's next reads, on whatever instance, wait for a replica to have this.
     await this.reads?.wrote(callerKey(caller));

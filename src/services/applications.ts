@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { PrismaClient } from '../db';
 import { badInput } from '../errors';
+import { isRegion, REGION_RULE } from './phones';
 import { hashSecret, newSecret, openSecret, sealSecret } from './secrets';
 import type { SessionsService } from './sessions';
 import * as validate from './validate';
@@ -13,7 +14,7 @@ export interface AuthCredentials {
 }
 
 export interface CreatedApplication extends AuthCredentials {
-  application: { id: number; name: string };
+  application: { id: number; name: string; phoneRegion: string | null };
   /** Shown here and never again: only its hash is stored. */
   apiKey: string;
 }
@@ -27,14 +28,16 @@ export class ApplicationsService {
   ) {}
 
   /** Creates an application with its API key and its auth key and secret. */
-  async create(name: string): Promise<CreatedApplication> {
+  /** `region`: where phones without a country code are read (phones.ts); none: they match by their digits only. */
+  async create(name: string, region: string | null = null): Promise<CreatedApplication> {
     const max = validate.LIMITS.applicationNameLength;
     if (name.trim() === '' || !validate.atMostCharacters(name, max)) throw badInput('name', `name must be 1 to ${max} characters`);
+    if (region !== null && !isRegion(region)) throw badInput('region', REGION_RULE);
     const apiKey = newSecret();
     const auth = newAuthCredentials();
     const application = await this.prisma.application.create({
-      data: { name, apiKeyHash: hashSecret(apiKey), authKey: auth.authKey, authSecretSealed: sealSecret(auth.authSecret, this.secretsKey) },
-      select: { id: true, name: true },
+      data: { name, phoneRegion: region, apiKeyHash: hashSecret(apiKey), authKey: auth.authKey, authSecretSealed: sealSecret(auth.authSecret, this.secretsKey) },
+      select: { id: true, name: true, phoneRegion: true },
     });
     return { application, apiKey, ...auth };
   }

@@ -7,6 +7,7 @@ import { type AuthOptions, AuthService } from './auth';
 import type { LoginAttemptsOptions } from './login-attempts';
 import { MessagesService, type MessagesOptions } from './messages';
 import type { ReadReplicas } from '../scale/replicas';
+import { PhoneKeysService } from './phone-keys';
 import { newSecretsKey } from './secrets';
 import { SessionsService, type SessionsOptions } from './sessions';
 import { Sweeper, type SweeperOptions } from './sweeper';
@@ -18,6 +19,8 @@ export interface Services {
   messages: MessagesService;
   addressBook: AddressBookService;
   applications: ApplicationsService;
+  /** Applications' phone regions and the keys of stored phones (admin CLI). */
+  phoneKeys: PhoneKeysService;
   sessions: SessionsService;
   /** Removes expired sessions, old nonces and retained content; started by main, run once by `admin sweep`. */
   sweeper: Sweeper;
@@ -56,6 +59,7 @@ export function createServices(database: Pick<Database, 'prisma' | 'pool'>, opti
     messages: new MessagesService(prisma, pool, options.messages),
     addressBook: new AddressBookService(pool, options.reads),
     applications: new ApplicationsService(prisma, secretsKey, sessions),
+    phoneKeys: new PhoneKeysService(pool),
     sessions,
     sweeper,
     async close() {

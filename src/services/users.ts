@@ -4,11 +4,13 @@ import { Prisma, type User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
 import { readQuery, type ReadReplicas } from '../scale/replicas';
 import type { PrismaClient } from '../db';
-import { query } from '../db/sql';
+import { run, transaction } from '../db/sql';
+import { LOCK_APPLICATION_PHONES, REGION } from '../db/statements/phones';
 import { BY_EXTERNAL_ID, CREATE_MANY } from '../db/statements/users';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
+import { phoneKey } from './phones';
 import { hashPassword } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
@@ -75,9 +77,19 @@ export class UsersService {
       throw badInput(field, issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`);
     }
     const { password, userTags, ...fields } = parsed.data;
+    const passwordHash = hashPassword(password);
     try {
-      return await this.prisma.user.create({
-        data: { ...fields, passwordHash: hashPassword(password), userTags: (userTags ?? []).join(',') },
+      if (fields.phone === undefined) {
+        return await this.prisma.user.create({ data: { ...fields, passwordHash, userTags: (userTags ?? []).join(',') } });
+      }
+      // The phone's key, in the application's region, read under the lock
+      // that keeps the region from changing until this commits (statements/phones.ts).
+      const phone = fields.phone;
+      return await this.prisma.$transaction(async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(address_book_matches_lock_key(${fields.applicationId}::int))`;
+        const app = await tx.application.findUnique({ where: { id: fields.applicationId }, select: { phoneRegion: true } });
+        const phoneKeyValue = phoneKey(phone, app?.phoneRegion ?? null);
+        return tx.user.create({ data: { ...fields, phoneKey: phoneKeyValue, passwordHash, userTags: (userTags ?? []).join(',') } });
       });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
@@ -120,15 +132,22 @@ export class UsersService {
       columns.externalUserId.push(parsed.data.externalUserId ?? null);
     });
     try {
-      const [row] = await query(this.pool, CREATE_MANY, [
-        applicationId,
-        columns.login,
-        columns.passwordHash,
-        columns.fullName as string[],
-        columns.email as string[],
-        columns.phone as string[],
-        columns.externalUserId as number[],
-      ]);
+      // As create(): the phones' keys in the region read under the application's lock.
+      const [row] = await transaction(this.pool, CREATE_MANY.name, async (client) => {
+        await run(client, LOCK_APPLICATION_PHONES, [applicationId]);
+        const region = (await run(client, REGION, [applicationId]))[0]?.phoneRegion ?? null;
+        const keys = columns.phone.map((phone) => (phone === null ? null : phoneKey(phone, region)));
+        return run(client, CREATE_MANY, [
+          applicationId,
+          columns.login,
+          columns.passwordHash,
+          columns.fullName as string[],
+          columns.email as string[],
+          columns.phone as string[],
+          columns.externalUserId as number[],
+          keys as string[],
+        ]);
+      });
       return row!.created;
     } catch (error) {
       // PostgreSQL's own codes: 23505 unique, 23503 foreign key.

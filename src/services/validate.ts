@@ -52,9 +52,8 @@ export const LIMITS = {
   cursorLength: 64,
 } as const;
 
-/** Phones: 10 to 15 digits, an optional leading "+"; compared as exact strings. */
-export const PHONE_PATTERN = /^\+?[0-9]{10,15}$/;
-export const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
+/** Phones: the rule is phones.ts's (formatted numbers, matched by the number they denote). */
+export { PHONE_PATTERN, PHONE_RULE } from './phones';
 
 /**
  * Characters as people and PostgreSQL (varchar(n), length()) count them:

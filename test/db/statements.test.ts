@@ -146,8 +146,9 @@ test.each(STATEMENTS.map((s) => [s.name, s] as const))('%s: its parameters and r
   expect(await problems(statement)).toEqual([]);
 });
 
-test('the user select list covers every scalar field of the User model but the password hash, in its declared order', () => {
-  const scalar = models().User!.fields.filter((f) => f.kind === 'scalar' && f.name !== 'passwordHash').map((f) => f.name);
+test('the user select list covers every scalar field of the User model but the password hash and the phone key, in its declared order', () => {
+  // phoneKey is the matches' internal key (src/services/phones.ts): no answer returns it.
+  const scalar = models().User!.fields.filter((f) => f.kind === 'scalar' && f.name !== 'passwordHash' && f.name !== 'phoneKey').map((f) => f.name);
   expect([...USER_FIELDS].sort()).toEqual([...scalar].sort());
   const aliases = [...USER_COLUMNS.matchAll(/(?:AS "(\w+)"|u\.(\w+))(?=,|$)/g)].map((m) => m[1] ?? m[2]);
   expect(aliases).toEqual([...USER_FIELDS]);

@@ -273,7 +273,7 @@ const validName = (s: string) => s.length >= 1 && [...s].length <= 255 && !s.inc
 const NAME_RULE = 'name must be 1 to 255 characters';
 /** Why a contact with this name is not taken (an upload stores the others and reports these). */
 const nameRejection = (s: string) => (s.length >= 1 && [...s].length <= 255 ? 'name must not contain NUL characters' : NAME_RULE);
-const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
+const PHONE_RULE = 'phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)';
 
 /** Path external ids: an integer 1…2147483647; the seed gives the caller 101, 102 and 103. */
 function expectLookup(res: RawResponse, s: string): void {

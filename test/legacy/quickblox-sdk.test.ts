@@ -187,7 +187,7 @@ describe('the three operations through the SDK', () => {
       created: 2,
       updated: 0,
       deleted: 0,
-      rejected: { '2': ['phone must be 10 to 15 digits with an optional leading "+"'], '3': ['name must be 1 to 255 characters'] },
+      rejected: { '2': ['phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)'], '3': ['name must be 1 to 255 characters'] },
     });
     // get(udid): the SDK sends the udid as a JSON object in place of the query string.
     expect(await sdk((cb) => client.addressbook.get(udid, cb))).toEqual([

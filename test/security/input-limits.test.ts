@@ -21,7 +21,7 @@ import { seedTenant, type Tenant } from '../support/seed';
 
 const MiB2 = 2 * 1024 * 1024;
 const TOO_LARGE = { errors: ['Request body too large'] };
-const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
+const PHONE_RULE = 'phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)';
 
 const DELETE = `mutation Delete($ids: [ID!]!, $force: Boolean) {
   deleteMessages(ids: $ids, force: $force) { successfullyDeleted notFound }

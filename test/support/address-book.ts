@@ -25,7 +25,7 @@ export const OUTSIDER_PHONE = '+10000000103';
 export const STRANGER_PHONE = '+19999999999';
 
 /** Why a contact is rejected (README: Uploads). */
-export const PHONE_RULE = 'phone must be 10 to 15 digits with an optional leading "+"';
+export const PHONE_RULE = 'phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)';
 export const NAME_RULE = 'name must be 1 to 255 characters';
 
 /** `count` valid contacts with distinct phones that no seeded user has. */

@@ -70,12 +70,18 @@ export const REGISTERED_USERS_PAGE = statement({
           ORDER BY u.id`,
 });
 
-/** Serialises the writers of one book (user, udid) until their transaction ends. */
+/**
+ * Serialises the writers of one book (user, udid) until their transaction
+ * ends, and takes the application's ($3) matches lock shared: the region the
+ * upload's phone keys are computed in (phones.region, read next) cannot change
+ * until it commits (src/db/statements/phones.ts).
+ */
 export const LOCK_BOOK = statement({
   name: 'address_book.lock_book',
-  params: ['int4', 'text'],
-  columns: { locked: computed('void') },
-  text: 'SELECT pg_advisory_xact_lock($1::int, hashtext($2::text)) AS locked',
+  params: ['int4', 'text', 'int4'],
+  columns: { locked: computed('void'), application: computed('void') },
+  text: `SELECT pg_advisory_xact_lock($1::int, hashtext($2::text)) AS locked,
+                pg_advisory_xact_lock_shared(address_book_matches_lock_key($3::int)) AS application`,
 });
 
 export const CONTACTS = statement({
@@ -86,15 +92,17 @@ export const CONTACTS = statement({
 });
 
 /**
- * $3/$4: the contacts to keep (phone, name); $6: the phones to destroy;
- * $5 (force): also remove every contact not in $3.
+ * $3/$4/$7: the contacts to keep (phone as given, name, the phone's key);
+ * $6: the phones to destroy; $5 (force): also remove every contact not in $3.
+ * A phone already in the book keeps its key (keys change with the region:
+ * phones:normalise).
  */
 export const UPLOAD = statement({
   name: 'address_book.upload',
-  params: ['int4', 'text', '_text', '_text', 'bool', '_text'],
+  params: ['int4', 'text', '_text', '_text', 'bool', '_text', '_text'],
   columns: { created: computed('int4'), updated: computed('int4'), deleted: computed('int4') },
   text: `WITH input AS (
-           SELECT * FROM unnest($3::text[], $4::text[]) AS t(phone, name)
+           SELECT * FROM unnest($3::text[], $4::text[], $7::text[]) AS t(phone, name, phone_key)
          ), removed AS (
            DELETE FROM contacts c
             WHERE c.user_id = $1 AND c.udid = $2
@@ -105,8 +113,8 @@ export const UPLOAD = statement({
                    OR ($5::boolean AND c.phone NOT IN (SELECT i.phone FROM input i)))
            RETURNING 1
          ), upserted AS (
-           INSERT INTO contacts (user_id, udid, phone, name)
-           SELECT $1, $2, phone, name FROM input
+           INSERT INTO contacts (user_id, udid, phone, name, phone_key)
+           SELECT $1, $2, phone, name, phone_key FROM input
            ON CONFLICT (user_id, udid, phone) DO UPDATE
               SET name = EXCLUDED.name, updated_at = now()
             WHERE contacts.name IS DISTINCT FROM EXCLUDED.name

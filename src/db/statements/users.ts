@@ -34,14 +34,14 @@ export const BY_EXTERNAL_ID = statement({
   text: `SELECT ${USER_COLUMNS} FROM users u WHERE u.application_id = $1 AND u.external_user_id = $2`,
 });
 
-/** Imports users of one application in one statement (bulk imports, the benchmark's seed). */
+/** Imports users of one application in one statement (bulk imports, the benchmark's seed); $8: the phones' keys. */
 export const CREATE_MANY = statement({
   name: 'users.create_many',
-  params: ['int4', '_text', '_text', '_text', '_text', '_text', '_int4'],
+  params: ['int4', '_text', '_text', '_text', '_text', '_text', '_int4', '_text'],
   columns: { created: computed('int4') },
   text: `WITH created AS (
-           INSERT INTO users (application_id, login, password_hash, full_name, email, phone, external_user_id)
-           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[])
+           INSERT INTO users (application_id, login, password_hash, full_name, email, phone, external_user_id, phone_key)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[])
            RETURNING 1
          )
          SELECT count(*)::int AS created FROM created`,
