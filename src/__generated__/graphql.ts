@@ -56,7 +56,7 @@ export type SessionRequestInput = {
   user?: InputMaybe<SessionUserInput>;
 };
 
-/** Login or email (one of them) and password (all three checked by the service, with the REST path's messages). */
+/** Login or email, and password (all checked by the service, with the REST path's messages). Login and email together (as QuickBlox's Android SDK sends them): the user is found by login, and the email must be theirs (else UNAUTHENTICATED, as a wrong password). */
 export type SessionUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   login?: InputMaybe<Scalars['String']['input']>;

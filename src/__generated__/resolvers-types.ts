@@ -101,8 +101,9 @@ export type Mutation = {
   /**
    * Turns the request's session into the session of the user with this login
    * (or email) and password, and answers that user. UNAUTHENTICATED for a wrong
-   * login or password; TOO_MANY_REQUESTS past the failed-attempt budgets;
-   * BAD_USER_INPUT when neither or both of login and email, or no password, is given.
+   * login or password (or an email beside the login that is not the user's);
+   * TOO_MANY_REQUESTS past the failed-attempt budgets; BAD_USER_INPUT when
+   * neither login nor email, or no password, is given.
    */
   login: User;
   /** Turns the request's session back into an application session (read-only). */
@@ -291,7 +292,7 @@ export type SessionRequestInput = {
   user?: InputMaybe<SessionUserInput>;
 };
 
-/** Login or email (one of them) and password (all three checked by the service, with the REST path's messages). */
+/** Login or email, and password (all checked by the service, with the REST path's messages). Login and email together (as QuickBlox's Android SDK sends them): the user is found by login, and the email must be theirs (else UNAUTHENTICATED, as a wrong password). */
 export type SessionUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   login?: InputMaybe<Scalars['String']['input']>;

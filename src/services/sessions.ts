@@ -245,7 +245,7 @@ export class SessionsService {
    * client's address. Past a budget, 429 before the password is checked.
    */
   private async checkPassword(applicationId: number, credentials: UserCredentials, address: string): Promise<number> {
-    const { field, value } = userIdentifier(credentials);
+    const { field, value, email } = userIdentifier(credentials);
     const password = credentials.password!;
     const from = subjects.address(address);
     // An address past its budget costs not even the lookup.
@@ -256,7 +256,11 @@ export class SessionsService {
     // Counted now, given back if the password is right.
     wait = await this.attempts.attempt([subject, from]);
     if (wait > 0) throw new RateLimitedError(wait);
-    if (!(await verifyPassword(password, user?.passwordHash))) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
+    const passwordRight = await verifyPassword(password, user?.passwordHash);
+    // An email naming someone else (or no one) beside the login is a wrong
+    // credential like a wrong password, checked after the same work.
+    const emailRight = email === undefined || (user !== undefined && 'email' in user && user.email === email);
+    if (!passwordRight || !emailRight) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
     await this.attempts.succeeded(subject, from);
     return user!.id;
   }
@@ -269,17 +273,22 @@ function parseApplicationId(value: string): number {
   return Number(value);
 }
 
-/** Login or email (exactly one) and a password. */
-function userIdentifier(credentials: UserCredentials): { field: 'login' | 'email'; value: string } {
+/**
+ * Login or email, and a password. Both login and email (QuickBlox's Android
+ * SDK sends both, and QuickBlox took them): the user is found by login, and
+ * `email` must be that user's (checked as a password is).
+ */
+function userIdentifier(credentials: UserCredentials): { field: 'login' | 'email'; value: string; email?: string } {
   const { login, email, password } = credentials;
-  if ((login ?? null) !== null && (email ?? null) !== null) throw badInput('login', 'send login or email, not both');
+  const both = (login ?? '') !== '' && (email ?? '') !== '';
   const field = (login ?? null) !== null ? 'login' : 'email';
   const value = credentials[field];
   if (value === null || value === undefined || value === '') throw badInput('login', 'login or email is required');
   if (password === null || password === undefined || password === '') throw badInput('password', 'password is required');
   validate.boundedText(value, field, field === 'login' ? validate.LIMITS.loginLength : validate.LIMITS.emailLength);
+  if (both) validate.boundedText(email!, 'email', validate.LIMITS.emailLength);
   validate.boundedText(password, 'password', validate.LIMITS.passwordLength);
-  return { field, value };
+  return both ? { field, value, email: email! } : { field, value };
 }
 
 /** The parameters the signature covers, under QuickBlox's names. */

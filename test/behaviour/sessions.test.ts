@@ -92,6 +92,10 @@ describe.each(SURFACES)('%s', (name) => {
       ['an unknown login', { login: 'nobody', password: 'password123' }],
       ['an unknown email', { email: 'nobody@example.com', password: 'password123' }],
       ['a login that is another application’s user only', { login: 'member', password: 'password123', other: true }],
+      // Login and email together (the Android SDK's request): an email that is not the login's user's is a wrong credential.
+      ['a login with another user’s email', { login: 'member', email: 'outsider@example.com', password: 'password123' }],
+      ['a login with an unknown email', { login: 'member', email: 'nobody@example.com', password: 'password123' }],
+      ['an unknown login with a user’s email', { login: 'nobody', email: 'member@example.com', password: 'password123' }],
     ])('%s gets the same 401 Unauthorized and stores nothing', async (_what, { other, ...user }) => {
       const t = await seed();
       if (other) await service.db.pool.query('DELETE FROM users WHERE id = $1', [t.member.id]);
@@ -100,8 +104,14 @@ describe.each(SURFACES)('%s', (name) => {
       expect(await stored(t)).toEqual(before);
     });
 
+    test('login and email together, both the user’s (as the Android SDK sends them), open the user’s session', async () => {
+      const t = await seed();
+      expect(value(await surface.createSession(signedSessionRequest(t, { login: 'member', email: 'member@example.com', password: 'password123' }))).userId).toBe(t.member.id);
+      expect(value(await surface.login(t.as.app, { login: 'member', email: 'member@example.com', password: 'password123' })).id).toBe(t.member.id);
+      surface.expectFailure(await surface.login(t.as.app, { login: 'member', email: 'outsider@example.com', password: 'password123' }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    });
+
     test.each([
-      ['login and email both', { login: 'member', email: 'member@example.com', password: 'password123' }, 'send login or email, not both'],
       ['no password', { login: 'member' }, 'password is required'],
       ['a password but no login', { password: 'password123' }, 'login or email is required'],
     ])('a user with %s is refused with 422', async (_what, user, message) => {

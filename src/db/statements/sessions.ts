@@ -13,11 +13,12 @@ export const APPLICATION_CREDENTIALS = statement({
   text: `SELECT auth_key AS "authKey", auth_secret_sealed AS "authSecretSealed" FROM applications WHERE id = $1`,
 });
 
+/** With the email: a request naming login and email (the Android SDK's) must name one user by both. */
 export const PASSWORD_BY_LOGIN = statement({
   name: 'sessions.password_by_login',
   params: ['int4', 'text'],
-  columns: fields('User', ['id', 'passwordHash']),
-  text: `SELECT id, password_hash AS "passwordHash" FROM users WHERE application_id = $1 AND login = $2`,
+  columns: fields('User', ['id', 'passwordHash', 'email']),
+  text: `SELECT id, password_hash AS "passwordHash", email FROM users WHERE application_id = $1 AND login = $2`,
 });
 
 export const PASSWORD_BY_EMAIL = statement({
