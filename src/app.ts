@@ -187,7 +187,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
-    routerOptions: { maxParamLength: MAX_URL_BYTES, querystringParser: parseQuery },
+    // ignoreDuplicateSlashes: an SDK whose base URL ends in "/" asks for "//session.json" (Android), which QuickBlox served.
+    routerOptions: { maxParamLength: MAX_URL_BYTES, querystringParser: parseQuery, ignoreDuplicateSlashes: true },
     ...(options.https
       ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }
       : { http: { maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }),

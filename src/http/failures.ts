@@ -122,7 +122,8 @@ function fromFrameworkError(error: unknown): unknown {
  * path no route took (or took for another method).
  */
 export function failureHandling(styleOfPath: (path: string) => Exclude<ErrorStyle, 'graphql'>) {
-  const styleOfUrl = (url: string) => styleOfPath(url.split('?')[0] ?? '');
+  // Doubled slashes are the path with single ones, as the router reads it (ignoreDuplicateSlashes).
+  const styleOfUrl = (url: string) => styleOfPath((url.split('?')[0] ?? '').replace(/\/{2,}/g, '/'));
   return {
     /** Fastify option: a path that is not valid percent-encoding fails before routing. */
     frameworkErrors(error: Error, request: FastifyRequest, reply: FastifyReply) {
