@@ -249,14 +249,16 @@ function arbitraries(ts: [Tenant, Tenant]) {
     .oneof(
       fc.array(fc.oneof(arb.anyString(12).map(enc), fc.constantFrom(...SPECIAL_SEGMENTS)), { minLength: 0, maxLength: 5 }).map((s) => `/${s.join('/')}`),
       fc.constantFrom(
-        '/chat/Message', '/chat/Message/', '/chat/message/a.json', '/CHAT/Message/a.json', '/chat/Message/a/b.json', '//chat/Message/a.json',
+        '/chat/Message', '/chat/Message/', '/chat/message/a.json', '/CHAT/Message/a.json', '/chat/Message/a/b.json',
         '/address_book', '/address_book/', '/address_book/registered_users', '/address_book/registered_users.json/', '/address_book.JSON',
         '/users/external/', '/users/external', '/users/external/1/2.json', '/users/external/1.json/x', '/users/1.json', '/users/external/../1.json',
         '/session', '/session.JSON', '/session.json/', '/sessions.json', '/login', '/login.json/x', '/logout.json', '/address_book.json/1',
         '/chat/Message/../../users/external/101.json', '/', '/%2E%2E/%2E%2E/etc/passwd', '/index.html', '/.env', '/graphqlx', '/graphql.json',
       ),
     )
-    .filter((p) => !NOT_REST.test(p));
+    // Doubled slashes are the same path as single ones (Fastify's ignoreDuplicateSlashes, for SDKs whose base URL
+    // ends in "/"): such a path may be a real route, so none is generated as unknown (test/legacy covers them).
+    .filter((p) => !NOT_REST.test(p) && !p.includes('//'));
 
   const path = fc.oneof(
     { weight: 3, arbitrary: fc.tuple(idsSegment, jsonSuffix).map(([ids, suffix]) => ({ route: 'delete' as const, path: ['/chat/Message/', ...ids, suffix] })) },
@@ -312,6 +314,9 @@ function arbitraries(ts: [Tenant, Tenant]) {
   const phone = fc.oneof(
     fc.constantFrom('+10000000101', '+10000000102', '+10000000103', '+19999999999', '10000000101'),
     fc.stringMatching(/^\+?[0-9]{8,17}$/),
+    // As address books hold them: formatted, some too short, too long or past 32 characters.
+    fc.constantFrom('+1 000-000-0101', '(000) 000-0102', '+1 (000) 000.0103', '+44 20 7946 0958', '+1 555 0100', '(((1234567890)))', '+1-2-3-4-5-6-7-8-9-0-1-2-3-4-5-6'),
+    fc.stringMatching(/^\+?[0-9 ().-]{8,34}$/),
     arb.jsonJunk(),
   );
   const name = fc.oneof(arb.anyString(30), fc.integer({ min: 250, max: 260 }).map((n) => 'n'.repeat(n)), arb.jsonJunk());
@@ -664,7 +669,7 @@ function expectedRejected(contacts: unknown[]): Record<string, string[]> | undef
     const { name, phone, destroy } = contact as Record<string, unknown>;
     if (![undefined, null, 0, 1, '0', '1'].includes(destroy as never)) return undefined;
     const reasons: string[] = [];
-    if (typeof phone !== 'string' || !/^\+?[0-9]{10,15}$/.test(phone)) reasons.push('phone must be 10 to 15 digits with an optional leading "+"');
+    if (typeof phone !== 'string' || !/^(?=.{10,32}$)\+?(?:[ ().-]*[0-9]){10,15}[ ().-]*$/.test(phone)) reasons.push('phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)');
     if (destroy !== 1 && destroy !== '1') {
       // Characters are code points (README, Limits): an emoji is one.
       if (typeof name !== 'string' || name.length === 0 || [...name].length > 255) reasons.push('name must be 1 to 255 characters');
