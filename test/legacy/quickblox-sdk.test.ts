@@ -32,7 +32,7 @@ afterAll(async () => {
   await service?.close();
 });
 
-// QB.init prints the platform and an "accountKey is missing" warning on every call.
+// QB.init prints the platform (and, for a token client, an "accountKey is missing" warning).
 beforeEach(() => {
   jest.spyOn(console, 'log').mockImplementation(() => {});
   jest.spyOn(console, 'warn').mockImplementation(() => {});
@@ -45,11 +45,19 @@ afterEach(() => {
 const sdk = <T>(call: (callback: Callback<T>) => void): Promise<T> =>
   new Promise((resolve, reject) => call((error, result) => (error ? reject(error) : resolve(result))));
 
-/** A QuickBlox instance as an app configures it: application id, auth key and secret, and the API endpoint. */
+/** Any non-empty account key: the service has no accounts; the SDK only needs one to stop warning. */
+const ACCOUNT_KEY = 'unused-account-key';
+/** The chat endpoint an app sets (this service has no chat server; set, it keeps the SDK from asking QuickBlox for one). */
+const CHAT_ENDPOINT = 'chat.localhost';
+
+/** A QuickBlox instance as an app configures it: application id, auth key and secret, account key, and both endpoints. */
 function appClient(options: { authSecret?: string; authKey?: string; applicationId?: number; hash?: 'sha1' | 'sha256' } = {}): QuickBlox {
   const client = new QB.QuickBlox() as unknown as QuickBlox;
-  client.init(options.applicationId ?? t.applicationId, options.authKey ?? t.authKey, options.authSecret ?? t.authSecret, {
-    endpoints: { api: endpoint },
+  // As the README advises: an account key (JS SDK 2.23 warns without one) and
+  // both endpoints, so that the SDK never asks api.quickblox.com's
+  // account_settings.json where to go.
+  client.init(options.applicationId ?? t.applicationId, options.authKey ?? t.authKey, options.authSecret ?? t.authSecret, ACCOUNT_KEY, {
+    endpoints: { api: endpoint, chat: CHAT_ENDPOINT },
     hash: options.hash ?? 'sha1',
   } as never);
   return client;
@@ -87,6 +95,8 @@ describe('sessions as the SDK creates them', () => {
     const session = await sdk<{ token: string; user_id: number; application_id: number; nonce: number; ts: number }>((cb) => client.createSession(cb));
     expect(session).toMatchObject({ application_id: t.applicationId, user_id: 0, token: expect.any(String) });
     expect(tokenOf(client)).toBe(session.token);
+    // With an account key and both endpoints set, the SDK kept them (it asked QuickBlox for none).
+    expect((client as { service: { qbInst: { config: { endpoints: { api: string } } } } }).service.qbInst.config.endpoints.api).toBe(endpoint);
     // QB-Token-ExpirationDate, as the SDK parsed it (it keeps a minute of margin): two hours ahead.
     const expiry = expiryOf(client).getTime();
     expect(expiry).toBeGreaterThan(before + 2 * 3600_000 - 62_000);
