@@ -345,7 +345,7 @@ export const REST_ROUTES: RestRoute[] = [
       summary: 'Create a session from a request signed with the application\'s auth secret',
       tags: ['sessions'],
       description:
-        "QuickBlox's session request. `signature` is the hex HMAC-SHA1 (or HMAC-SHA256) under the application's auth secret of every other parameter as `key=value` (nested ones as `user[login]=…`), sorted and joined with `&`. With `user[login]` or `user[email]` and `user[password]` the session is that user's. A refused request stores nothing.",
+        "QuickBlox's session request. `signature` is the hex HMAC-SHA1 (or HMAC-SHA256) under the application's auth secret of every other parameter as `key=value` (nested ones as `user[login]=…`), sorted and joined with `&`. With `user[login]` or `user[email]` (or both, as the Android SDK sends them: found by login, the email must be that user's) and `user[password]` the session is that user's. A refused request stores nothing.",
       requestBody: (() => {
         const properties: Record<string, Schema> = {
           application_id: { type: ['integer', 'string'] },

@@ -99,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session from a request signed with the application's auth secret
-         * @description QuickBlox's session request. `signature` is the hex HMAC-SHA1 (or HMAC-SHA256) under the application's auth secret of every other parameter as `key=value` (nested ones as `user[login]=…`), sorted and joined with `&`. With `user[login]` or `user[email]` and `user[password]` the session is that user's. A refused request stores nothing.
+         * @description QuickBlox's session request. `signature` is the hex HMAC-SHA1 (or HMAC-SHA256) under the application's auth secret of every other parameter as `key=value` (nested ones as `user[login]=…`), sorted and joined with `&`. With `user[login]` or `user[email]` (or both, as the Android SDK sends them: found by login, the email must be that user's) and `user[password]` the session is that user's. A refused request stores nothing.
          */
         post: operations["createSession"];
         /**
