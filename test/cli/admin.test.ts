@@ -55,7 +55,7 @@ jest.setTimeout(300_000);
 test('every command of the contract prints one JSON object, and the data works over REST', async () => {
   const created = await json('app:create', '--name', 'CLI app');
   expect(created).toEqual({
-    application: { id: expect.any(Number), name: 'CLI app' },
+    application: { id: expect.any(Number), name: 'CLI app', phoneRegion: null },
     apiKey: expect.any(String),
     authKey: expect.any(String),
     authSecret: expect.any(String),
@@ -163,6 +163,25 @@ test('session:create keeps SESSIONS_PER_USER_MAX and says how many sessions it e
   const swept = await json('sweep');
   expect(swept).toEqual({ removed: { sessions: expect.any(Number), nonces: expect.any(Number), retained_content: expect.any(Number) }, batches: expect.any(Number) });
   expect(swept.batches).toBeGreaterThanOrEqual(3);
+});
+
+test('app:create --region, app:set-region and phones:normalise: national numbers read in the region, stored phones rekeyed', async () => {
+  const created = await json('app:create', '--name', 'CLI phones', '--region', 'GB');
+  expect(created.application.phoneRegion).toBe('GB');
+  const app = String(created.application.id);
+  const { user: owner } = await json('user:create', '--app', app, '--login', 'cli-phones-owner', '--password', 'password123');
+  const { user: london } = await json('user:create', '--app', app, '--login', 'cli-phones-london', '--password', 'password123', '--phone', '+44 20 7946 0958');
+  expect(london.phone).toBe('+44 20 7946 0958');
+  // A national number, read in GB: the London user.
+  expect(await json('contacts:upload', '--user', String(owner.id), '--contact', 'London:020 7946 0958')).toEqual({ created: 1, updated: 0, deleted: 0 });
+  const keys = async () => (await json('app:set-region', '--app', app, '--region', 'US'));
+  expect(await keys()).toEqual({ applicationId: Number(app), region: 'US', usersUpdated: 0, contactsUpdated: 1 });
+  expect(await json('app:set-region', '--app', app, '--none')).toEqual({ applicationId: Number(app), region: null, usersUpdated: 0, contactsUpdated: 1 });
+  // Nothing left to rekey.
+  expect(await json('phones:normalise', '--app', app)).toEqual({ applications: [{ applicationId: Number(app), region: null, usersUpdated: 0, contactsUpdated: 0 }] });
+  const bad = await admin('app:set-region', '--app', app, '--region', 'XX');
+  expect([bad.code, bad.stdout]).toEqual([1, '']);
+  expect(bad.stderr).toMatch(/ISO 3166-1 alpha-2/);
 });
 
 test('failures print a message on stderr, nothing on stdout, and exit non-zero', async () => {
