@@ -4,10 +4,13 @@
 // own create/createMany, as seeds and tests write users), phone changes and
 // user removals, each book's registered users, whole and paged, are exactly
 // the users of the owner's application whose phone equals a contact phone of
-// that book — computed here from the contacts and users tables, not from the
-// matches. Phones come from a small pool, so users share phones and books
-// share contacts; two applications use the same phones, so a match across
-// applications would show. Runs on whichever database the run uses
+// that book, or denotes the same number (equal keys) — computed here from the
+// contacts and users tables, not from the matches, with every stored key
+// checked against the key of its phone. Phones come from a small pool, written
+// plainly, formatted and as national numbers, so users share numbers and books
+// share contacts; two applications use the same phones, one with a region (GB)
+// and one without, so a match across applications, or a national number read
+// without a region, would show. Runs on whichever database the run uses
 // (embedded, or TEST_DATABASE_URL).
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +18,7 @@ import type { Database } from '../../src/db';
 import { createServices, type Services } from '../../src/services';
 import type { ContactInput } from '../../src/services/address-book';
 import type { Caller } from '../../src/services/caller';
+import { phoneKey } from '../../src/services/phones';
 import { hashPassword } from '../../src/services/secrets';
 import { openTestDatabase } from '../support/service';
 
@@ -31,7 +35,13 @@ afterAll(async () => {
   await db?.close();
 });
 
-const PHONES = ['+10000000001', '+10000000002', '+10000000003', '+10000000004', '+10000000005'];
+const PHONES = [
+  '+442079460001', '+442079460002', '+10000000003', '+10000000004', '+10000000005',
+  // The same numbers written otherwise: formatted, and national (the same number only in a GB application).
+  '+44 20 7946 0001', '020 7946 0002', '+1 000-000-0003', '(020) 7946-0001',
+];
+/** The applications' regions: the first reads national numbers as GB's, the second has none. */
+const REGIONS = ['GB', null] as const;
 const UDIDS = ['', 'device-a'];
 
 const phone = fc.constantFrom(...PHONES);
@@ -131,11 +141,18 @@ async function apply(world: World, o: Op): Promise<void> {
 async function compare(world: World): Promise<void> {
   const users = await db.prisma.user.findMany({ where: { id: { in: world.users } }, orderBy: { id: 'asc' } });
   const contacts = await db.prisma.contact.findMany({ where: { userId: { in: users.map((u) => u.id) } } });
+  const regionOf = (applicationId: number) => REGIONS[world.apps.indexOf(applicationId)] ?? null;
+  const appOf = new Map(users.map((u) => [u.id, u.applicationId]));
+  // A stored key is the key of its phone in its application's region, or none (a phone written by Prisma: it then matches as written).
+  for (const u of users) if (u.phoneKey !== null) expect([u.id, u.phoneKey]).toEqual([u.id, phoneKey(u.phone!, regionOf(u.applicationId))]);
+  for (const c of contacts) if (c.phoneKey !== null) expect([c.id, c.phoneKey]).toEqual([c.id, phoneKey(c.phone, regionOf(appOf.get(c.userId)!))]);
   for (const owner of users) {
     const caller: Caller = { kind: 'user', applicationId: owner.applicationId, userId: owner.id, via: 'apiKey' };
     for (const udid of UDIDS) {
-      const book = new Set(contacts.filter((c) => c.userId === owner.id && c.udid === udid).map((c) => c.phone));
-      const matched = users.filter((u) => u.applicationId === owner.applicationId && u.phone !== null && book.has(u.phone));
+      const book = contacts.filter((c) => c.userId === owner.id && c.udid === udid);
+      const matched = users.filter(
+        (u) => u.applicationId === owner.applicationId && u.phone !== null && book.some((c) => c.phone === u.phone || (c.phoneKey !== null && c.phoneKey === u.phoneKey)),
+      );
       const expected = matched.map((u) => u.id);
       const where = `owner ${owner.id}, udid "${udid}"`;
       expect([where, (await services.addressBook.registeredUsers(caller, udid)).map((u) => u.id)]).toEqual([where, expected]);
@@ -154,12 +171,12 @@ async function compare(world: World): Promise<void> {
   }
 }
 
-test('registered users equal the definition (phone equality within the application) after any sequence of writes', async () => {
+test('registered users equal the definition (the same phone or the same number, within the application) after any sequence of writes', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
       const world: World = { apps: [], users: [] };
       for (let i = 0; i < 2; i++) {
-        const { application } = await services.applications.create(`matches ${randomBytes(4).toString('hex')}`);
+        const { application } = await services.applications.create(`matches ${randomBytes(4).toString('hex')}`, REGIONS[i]);
         world.apps.push(application.id);
       }
       // Both applications start with users on the shared phones.
@@ -181,7 +198,7 @@ test('the matches table holds exactly the defined matches, whoever wrote contact
     WITH defined AS (
       SELECT c.user_id AS owner_id, c.udid, u.id AS user_id, u.phone
         FROM contacts c JOIN users o ON o.id = c.user_id
-        JOIN users u ON u.application_id = o.application_id AND u.phone = c.phone
+        JOIN users u ON u.application_id = o.application_id AND (u.phone = c.phone OR u.phone_key = c.phone_key)
     )
     SELECT (SELECT count(*) FROM (SELECT * FROM defined EXCEPT SELECT owner_id, udid, user_id, phone FROM address_book_matches) x)::int AS missing,
            (SELECT count(*) FROM (SELECT owner_id, udid, user_id, phone FROM address_book_matches EXCEPT SELECT * FROM defined) x)::int AS stray`);
