@@ -616,7 +616,8 @@ const MALFORMATIONS = {
   'an unknown parameter': { field: 'x', set: { x: '1' } },
   'a social provider': { field: 'provider', set: { provider: 'facebook' } },
   'provider keys': { field: 'keys[token]', set: { 'keys[token]': 't' } },
-  'login and email both': { field: 'login', user: { 'user[login]': 'owner', 'user[email]': 'owner@example.com', 'user[password]': 'password123' } },
+  // Login and email together are taken (the Android SDK's request); the email is then checked as the login is.
+  'an email with NUL beside a login': { field: 'email', user: { 'user[login]': 'owner', 'user[email]': 'ow\u0000ner@example.com', 'user[password]': 'password123' } },
   'a login without password': { field: 'password', user: { 'user[login]': 'owner' } },
   'a password without login': { field: 'login', user: { 'user[password]': 'password123' } },
   'an empty login': { field: 'login', user: { 'user[login]': '', 'user[password]': 'password123' } },
@@ -847,7 +848,7 @@ export function sessionInput(parameters: Record<string, unknown>, numbers = fals
 
 /** POST /login.json and `login`: who, by which field, with which password. */
 export interface LoginSpec {
-  /** 'both': login and email; 'neither': only a password. */
+  /** 'both': login and email (of the same user: taken, as the Android SDK sends them); 'neither': only a password. */
   field: 'login' | 'email' | 'both' | 'neither';
   who: SeededUser | 'nobody';
   password: 'right' | 'wrong' | 'empty' | 'missing';
@@ -871,8 +872,9 @@ export const loginSpecArbitrary = (): fc.Arbitrary<LoginSpec> =>
 
 /** The input a login is refused for (422) by its length, if one is past its maximum and nothing is refused before it. */
 export function oversizedLoginInput(spec: LoginSpec): 'login' | 'email' | 'password' | undefined {
-  if (!spec.length?.past || (spec.field !== 'login' && spec.field !== 'email') || spec.password === 'empty' || spec.password === 'missing') return undefined;
-  return spec.length.of === 'name' ? spec.field : 'password';
+  if (!spec.length?.past || spec.field === 'neither' || spec.password === 'empty' || spec.password === 'missing') return undefined;
+  // Both: the login is measured first.
+  return spec.length.of === 'name' ? (spec.field === 'both' ? 'login' : spec.field) : 'password';
 }
 
 /** The login's arguments (undefined: left out), and the user it logs in as in the caller's application `t` (undefined: refused, or no `t`). */
@@ -883,7 +885,7 @@ export function loginParts(spec: LoginSpec, t?: Tenant): { args: Record<string, 
   const email = spec.field === 'email' || spec.field === 'both' ? (long('name') ? lengthy(characters!, '@example.com') : `${spec.who}@example.com`) : undefined;
   const given = { right: 'password123', wrong: 'password124', empty: '', missing: undefined }[spec.password];
   const password = given && long('password') ? lengthy(characters!) : given;
-  const ok = spec.who !== 'nobody' && !spec.length && (spec.field === 'login' || spec.field === 'email') && spec.password === 'right';
+  const ok = spec.who !== 'nobody' && !spec.length && spec.field !== 'neither' && spec.password === 'right';
   return { args: { login, email, password }, userId: ok && t ? t[spec.who as SeededUser].id : undefined };
 }
 
