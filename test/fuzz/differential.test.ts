@@ -452,7 +452,7 @@ async function runRest(calls: RestCall[]): Promise<void> {
 }
 
 // Default: 30 cases (each sent three times to each side), 10–40 s of
-// requests depending on the machine's load; RELIABILITY_LONG=1 runs ten times as many.
+// requests depending on the machine's load; RELIABILITY_LONG=1 runs three times as many.
 const RUNS = 30;
 
 test('every generated document and REST call gets the same answer and leaves the same data, compiled or on graphql-js, on every send', async () => {

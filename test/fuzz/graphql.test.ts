@@ -689,7 +689,7 @@ async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void
 }
 
 // Default: ~10 s of requests on an idle machine (embedded database; two to
-// three times that when the CPUs are shared); RELIABILITY_LONG=1 runs ten times as many.
+// three times that when the CPUs are shared); RELIABILITY_LONG=1 runs three times as many.
 const RUNS = 1_500;
 
 test('every /graphql request gets a documented status and GraphQL-shaped body, fast, with no stack trace, and writes only through mutations', async () => {

@@ -923,7 +923,7 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
 }
 
 // Default: ~10 s of requests on an idle machine (embedded database; two to
-// three times that when the CPUs are shared); RELIABILITY_LONG=1 runs ten times as many.
+// three times that when the CPUs are shared); RELIABILITY_LONG=1 runs three times as many.
 const RUNS = 1_200;
 
 test('every REST request gets a documented status and shape, fast, with no stack trace, and failures write nothing', async () => {
