@@ -132,10 +132,6 @@ export class RateLimitedError extends AppError {
   }
 }
 
-export function isAppError(error: unknown): error is AppError {
-  return error instanceof AppError;
-}
-
 interface ErrorFields {
   code?: unknown;
   message?: unknown;

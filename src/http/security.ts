@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet, { type HelmetOptions } from 'helmet';
 import type { FastifyInstance } from 'fastify';
 import { credentialHeaders } from '../context';
+import { RATE_LIMIT_HEADERS } from './rate-limit';
 
 export interface SecurityOptions {
   /** Origins allowed to call the API from a browser; '*' for any; empty or undefined: no CORS. */
@@ -65,7 +66,7 @@ export async function registerSecurity(fastify: FastifyInstance, options: Securi
     allowedHeaders: [...new Set([...credentialHeaders(options.sessionTokenHeaders), ...CORS_REQUEST_HEADERS])],
     // QB-Token-ExpirationDate: the SDKs renew sessions by it.
     // RateLimit-*: where the client's budget stands (src/http/rate-limit.ts).
-    exposedHeaders: ['retry-after', 'x-request-id', 'qb-token-expirationdate', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    exposedHeaders: ['retry-after', 'x-request-id', 'qb-token-expirationdate', ...RATE_LIMIT_HEADERS],
     // Credentials travel in headers, never cookies.
     credentials: false,
     maxAge: 600,

@@ -15,5 +15,3 @@ export type Caller =
    * without On-Behalf-Of (full rights within its application).
    */
   | { kind: 'application'; applicationId: number; via: 'session' | 'apiKey'; session?: SessionRef };
-
-export type UserCaller = Extract<Caller, { kind: 'user' }>;

@@ -172,9 +172,6 @@ export class SharedLoginAttempts implements FailureBudget {
   private readonly windowMs: number;
   private readonly max: Record<Subject['budget'], number>;
   private readonly local: LoginAttempts;
-  /** Checks Redis failed and the in-memory budget answered (a metric would read it). */
-  storeErrors = 0;
-
   constructor(
     private readonly redis: SharedRedis,
     options: LoginAttemptsOptions = {},
@@ -202,7 +199,7 @@ export class SharedLoginAttempts implements FailureBudget {
       });
       return seconds;
     } catch {
-      this.storeErrors++;
+      // Redis unreachable: this instance's own count answers (README, "Failed-password budgets").
       return this.local.retryAfter(subjects);
     }
   }
@@ -214,7 +211,6 @@ export class SharedLoginAttempts implements FailureBudget {
       const maxima = subjects.map(({ budget }) => this.max[budget]);
       waitMs = Number(await this.redis.client.eval(ATTEMPT, keys.length, ...keys, this.windowMs, ...maxima));
     } catch {
-      this.storeErrors++;
       return this.local.attempt(subjects);
     }
     // Counted here too: if Redis fails later in the window, this instance still knows.
@@ -227,7 +223,7 @@ export class SharedLoginAttempts implements FailureBudget {
     try {
       await this.redis.client.eval(SUCCEEDED, 2, this.redisKey(subject), this.redisKey(from));
     } catch {
-      this.storeErrors++;
+      // The failures expire with their window.
     }
   }
 }
