@@ -55,9 +55,13 @@ rm -rf src
 
 # No development tooling is left: compilers and loaders, the Prisma CLI and its
 # engines, code generators, test tools (the embedded database is optional too).
-for dev in typescript tsx esbuild @esbuild @swc/core prisma @prisma/engines @prisma/schema-engine-wasm effect \
+# (npm prune leaves emptied scope folders such as @esbuild/ behind: a package is its package.json.)
+for dev in typescript tsx esbuild @esbuild/linux-x64 @swc/core prisma @prisma/engines @prisma/schema-engine-wasm effect \
   @graphql-codegen/cli @eddeee888/gcg-typescript-resolver-files jest @electric-sql/pglite; do
-  [ ! -e "node_modules/$dev" ] || fail "the pruned tree still has $dev"
+  [ ! -e "node_modules/$dev/package.json" ] || fail "the pruned tree still has $dev"
+done
+for bin in tsc tsx esbuild swc prisma graphql-codegen jest; do
+  [ ! -e "node_modules/.bin/$bin" ] || fail "the pruned tree still has node_modules/.bin/$bin"
 done
 echo "production install: node_modules $(du -sh node_modules | cut -f1), dist $(du -sh dist | cut -f1)"
 
