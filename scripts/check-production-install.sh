@@ -98,8 +98,12 @@ GRAPHQL="$(curl -fsS "$ADDRESS/graphql" -H "Authorization: ApiKey $API_KEY" -H '
 [ "$(node -p 'JSON.parse(process.argv[1]).data.userByExternalId.login' "$GRAPHQL")" = prodcheck ] || fail "GraphQL lookup answered $GRAPHQL"
 echo "production install: REST and GraphQL lookups answered"
 
-kill -TERM -- "-$PID"
+# SIGTERM to the service itself (its log lines carry its pid), as a supervisor
+# sends it to `node dist/main.js`: it stops cleanly, and npm exits with its code.
+NODE_PID="$(grep -o '"pid":[0-9]*' "$WORK/service.log" | head -1 | cut -d: -f2)"
+kill -TERM "$NODE_PID"
 CODE=0
 wait "$PID" || CODE=$?
 PID=""
 [ "$CODE" = 0 ] || fail "npm start exited $CODE after SIGTERM"
+echo "production install: stopped cleanly on SIGTERM"
