@@ -5,7 +5,8 @@
 # src/ removed (nothing may read it at run time). What is left must hold no
 # compiler, loader, Prisma CLI or code generator, and must run: `npm start`
 # with NODE_ENV=production against a fresh database on a PostgreSQL server
-# answers /readyz; the admin CLI creates an application and a user there; a
+# answers /readyz (started without DATABASE_URL it says that the embedded
+# database is not installed); the admin CLI creates an application and a user there; a
 # REST and a GraphQL lookup with the application's API key find that user;
 # SIGTERM stops it with exit 0. The database and the copy are removed afterwards.
 #
@@ -64,6 +65,11 @@ for bin in tsc tsx esbuild swc prisma graphql-codegen jest; do
   [ ! -e "node_modules/.bin/$bin" ] || fail "the pruned tree still has node_modules/.bin/$bin"
 done
 echo "production install: node_modules $(du -sh node_modules | cut -f1), dist $(du -sh dist | cut -f1)"
+
+# Without the embedded database, no DATABASE_URL is a configuration error that says why.
+NO_DB="$(env -u DATABASE_URL NODE_ENV=production SECRETS_KEY="$(openssl rand -hex 32)" PGLITE_DIR="$WORK/pglite" node dist/main.js 2>&1)" &&
+  fail "started without DATABASE_URL and without the embedded database: $NO_DB"
+grep -q 'DATABASE_URL: required: this install has no embedded database' <<<"$NO_DB" || fail "without DATABASE_URL it said: $NO_DB"
 
 psql -q "$PG_URL" -c "CREATE DATABASE $DB" >/dev/null
 export NODE_ENV=production DATABASE_URL="$DB_URL" SECRETS_KEY="$(openssl rand -hex 32)"
