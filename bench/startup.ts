@@ -8,14 +8,16 @@
 //   database of the run's own per checkout, migrated by the first start) and
 //   on the embedded database (a data folder per checkout, created by the first
 //   start, whose round is left out: it migrates and seeds);
-// - the service's resident memory (VmRSS of the node process, not npm's) 2 s
-//   after it was ready, on both;
+// - the CPU time the service's node process had used when it was ready;
+// - its resident memory (VmRSS of the node process, not npm's) 2 s after it
+//   was ready (start-up's garbage still committed) and 10 s after (V8's memory
+//   reducer shrank the heap after ~5 s idle), on both;
 // - one admin command, `npm run -s admin -- app:create`, wall time, on the server.
 //
 // Each service runs as `npm start` runs it, with the checkout's defaults (the
 // demo data on the embedded database included); HOST/PORT are set, LOG_LEVEL=warn.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -58,7 +60,29 @@ function rssMb(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
-async function startToReady(dir: string, env: Record<string, string>, port: number): Promise<{ ms: number; rss: number }> {
+interface Start {
+  /** `npm start` to the first 200 from /readyz, wall time. */
+  ms: number;
+  /** CPU time (user + system) the service's node process had used by then: less sensitive to a shared machine's load. */
+  cpuMs: number;
+  /** Resident memory 2 s after ready (start-up's young generation still committed) and 10 s after (V8's memory reducer has run). */
+  rss2: number;
+  rss10: number;
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+let nextPort = 4700;
+
+async function startToReady(dir: string, env: Record<string, string>): Promise<Start> {
+  // A port of its own each time: an answer from a previous instance cannot be taken for this one's.
+  const port = nextPort++;
   const started = performance.now();
   const child: ChildProcess = spawn('npm', ['start'], {
     cwd: dir,
@@ -68,6 +92,7 @@ async function startToReady(dir: string, env: Record<string, string>, port: numb
   });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+  let node: number | undefined;
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`npm start in ${dir} exited: ${stderr}`);
@@ -80,19 +105,34 @@ async function startToReady(dir: string, env: Record<string, string>, port: numb
       await sleep(5);
     }
     const ms = performance.now() - started;
-    await sleep(2_000);
-    // npm → sh -c → node: the one whose program is node.
-    const node = descendants(child.pid!).find((pid) => {
+    // npm → sh -c → node (or npm → node): the one whose program is node.
+    node = descendants(child.pid!).find((pid) => {
       const [program = '', ...args] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       return path.basename(program) === 'node' && args.some((arg) => arg.includes('main.'));
     });
-    if (node === undefined) throw new Error('the service process was not found');
-    return { ms, rss: rssMb(node) };
+    if (node === undefined) {
+      const seen = descendants(child.pid!).map((pid) => `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`);
+      throw new Error(`the service process was not found among ${child.pid}'s: ${seen.join('; ')}`);
+    }
+    const cpu = cpuMs(node);
+    await sleep(2_000);
+    const rss2 = rssMb(node);
+    await sleep(8_000);
+    return { ms, cpuMs: cpu, rss2, rss10: rssMb(node) };
   } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    process.kill(-child.pid!, 'SIGTERM');
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, name);
+      } catch {
+        // The group is gone already.
+      }
+    };
+    const exited = new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)));
+    signal('SIGTERM');
     await Promise.race([exited, sleep(15_000)]);
-    if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    // npm may leave before the service has closed: the next start needs its port and its data folder.
+    for (let waited = 0; node !== undefined && existsSync(`/proc/${node}`) && waited < 15_000; waited += 50) await sleep(50);
+    signal('SIGKILL');
   }
 }
 
@@ -117,7 +157,7 @@ async function main(): Promise<void> {
   const loadBefore = readFileSync('/proc/loadavg', 'utf8').trim();
   const admin = new Client({ connectionString: SERVER });
   await admin.connect();
-  const figures = checkouts.map(() => ({ server: [] as number[], serverRss: [] as number[], embedded: [] as number[], embeddedRss: [] as number[], admin: [] as number[] }));
+  const figures = checkouts.map(() => ({ server: [] as Start[], embedded: [] as Start[], admin: [] as number[] }));
   const secretsKey = (i: number) => `${String(i).repeat(64)}`.slice(0, 64);
   try {
     for (let i = 0; i < checkouts.length; i++) await admin.query(`CREATE DATABASE ${dbName(i)}`);
@@ -130,13 +170,11 @@ async function main(): Promise<void> {
         const server = { DATABASE_URL: dbUrl(i), SECRETS_KEY: secretsKey(i + 1) };
         const embedded = { DATABASE_URL: '', PGLITE_DIR: path.join(work, `pglite-${i}`, 'db'), SECRETS_KEY: secretsKey(i + 1) };
         if (values.only !== 'admin') {
-          const s = await startToReady(dir, server, 4700 + i);
-          const e = await startToReady(dir, embedded, 4700 + i);
+          const s = await startToReady(dir, server);
+          const e = await startToReady(dir, embedded);
           if (round > 0) {
-            figures[i]!.server.push(s.ms);
-            figures[i]!.serverRss.push(s.rss);
-            figures[i]!.embedded.push(e.ms);
-            figures[i]!.embeddedRss.push(e.rss);
+            figures[i]!.server.push(s);
+            figures[i]!.embedded.push(e);
           }
         }
         if (values.only !== 'ready') {
@@ -151,11 +189,19 @@ async function main(): Promise<void> {
     await admin.end();
     rmSync(work, { recursive: true, force: true });
   }
-  const lines = ['| checkout | npm start → /readyz, server (ms) | idle RSS, server (MB) | npm start → /readyz, embedded (ms) | idle RSS, embedded (MB) | admin app:create (ms) |', '|---|---|---|---|---|---|'];
+  const lines = [
+    '| checkout | database | `npm start` → /readyz (ms) | service CPU by then (ms) | RSS 2 s after (MB) | RSS 10 s after (MB) |',
+    '|---|---|---|---|---|---|',
+  ];
   checkouts.forEach((dir, i) => {
-    const f = figures[i]!;
-    lines.push(`| ${path.basename(dir)} | ${fmt(f.server)} | ${fmt(f.serverRss, 1)} | ${fmt(f.embedded)} | ${fmt(f.embeddedRss, 1)} | ${fmt(f.admin)} |`);
+    for (const kind of ['server', 'embedded'] as const) {
+      const f = figures[i]![kind];
+      if (f.length === 0) continue;
+      lines.push(`| ${path.basename(dir)} | ${kind} | ${fmt(f.map((x) => x.ms))} | ${fmt(f.map((x) => x.cpuMs))} | ${fmt(f.map((x) => x.rss2), 1)} | ${fmt(f.map((x) => x.rss10), 1)} |`);
+    }
   });
+  lines.push('', '| checkout | `npm run -s admin -- app:create`, server (ms) |', '|---|---|');
+  checkouts.forEach((dir, i) => lines.push(`| ${path.basename(dir)} | ${fmt(figures[i]!.admin)} |`));
   process.stdout.write(`${lines.join('\n')}\nmedian (min–max, n); load average before: ${loadBefore}, after: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
 }
 

@@ -1,4 +1,5 @@
 // Entry point of `npm start`: configuration, database, HTTP service, signals.
+import './compile-cache';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';

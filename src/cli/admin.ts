@@ -3,6 +3,7 @@
 // Contract: exactly one JSON object on stdout and exit 0; on failure a message
 // on stderr and a non-zero exit (1: the operation failed, 2: bad usage).
 // Works against DATABASE_URL when set, else the embedded database.
+import '../compile-cache';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig, resolveSecretsKey } from '../config';
 import { type Database, openDatabase } from '../db';
