@@ -11,7 +11,11 @@
 // only, --noCheck) took 12 s, which matters because installs, `npm start` on a
 // changed tree and the test runs build. tsconfig.json has isolatedModules, so
 // compiling file by file is sound, and `npm run typecheck` (tsc) stays the type
-// check. Dynamic import() is kept as Node's (as in jest): PGlite is ESM.
+// check. Dynamic import() is kept as Node's (as in jest: PGlite is ESM),
+// except in the generated Prisma client, whose import()s of its query compiler
+// (CommonJS files, one a 4.5 MB base64 string) become require(): through
+// Node's ESM loader they cost every first query ~70 ms of CPU here (the
+// module-format detection and the CommonJS export lexer reading those 4.5 MB).
 //
 // `--if-stale`: build only when dist/ is missing or older than a file under
 // src/ (or a file was added or removed). Without a compiler (a production
@@ -23,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = path.join(ROOT, 'src');
 const DIST = path.join(ROOT, 'dist');
+const PRISMA_CLIENT = path.join('__generated__', 'prisma') + path.sep;
 /** Written last: its presence says the build finished; its content lists what it compiled. */
 const STAMP = path.join(DIST, '.build.json');
 
@@ -76,7 +81,7 @@ async function build(files) {
         inlineSourcesContent: false,
         sourceFileName: path.relative(path.dirname(target.replace(out, DIST)), from),
         jsc: { target: 'es2022', parser: { syntax: 'typescript' } },
-        module: { type: 'commonjs', ignoreDynamic: true },
+        module: { type: 'commonjs', ignoreDynamic: !file.startsWith(PRISMA_CLIENT) },
       });
       mkdirSync(path.dirname(target), { recursive: true });
       writeFileSync(target, `${code}\n//# sourceMappingURL=${path.basename(target)}.map\n`);
