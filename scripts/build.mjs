@@ -13,9 +13,10 @@
 // compiling file by file is sound, and `npm run typecheck` (tsc) stays the type
 // check. Dynamic import() is kept as Node's (as in jest: PGlite is ESM),
 // except in the generated Prisma client, whose import()s of its query compiler
-// (CommonJS files, one a 4.5 MB base64 string) become require(): through
-// Node's ESM loader they cost every first query ~70 ms of CPU here (the
-// module-format detection and the CommonJS export lexer reading those 4.5 MB).
+// (CommonJS files, one the wasm as a base64 string of megabytes) become
+// require(): through Node's ESM loader they cost a process's first query
+// ~60 ms of CPU here (with the 4.5 MB fast build: the module-format detection
+// and the CommonJS export lexer reading the whole string).
 //
 // `--if-stale`: build only when dist/ is missing or older than a file under
 // src/ (or a file was added or removed). Without a compiler (a production
