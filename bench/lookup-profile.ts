@@ -241,7 +241,9 @@ async function callgrindMode(db: Db): Promise<string> {
  */
 async function pairMode(db: Db, other: string): Promise<string> {
   const a = await start(db, 'graphql', []);
-  const b = await startService(db.databaseUrl, 10, false, [], {}, 'other', { script: path.join(other, 'src/main.ts') });
+  // DIR's compiled service when it has one (as this checkout's runs), else its sources through tsx (a commit before the build existed).
+  const otherMain = existsSync(path.join(other, 'dist/main.js')) ? path.join(other, 'dist/main.js') : path.join(other, 'src/main.ts');
+  const b = await startService(db.databaseUrl, 10, false, [], {}, 'other', { script: otherMain });
   const figures: Record<string, { here: number[]; other: number[] }> = {};
   const rounds = Number(values.rounds ?? 4);
   try {

@@ -1,9 +1,12 @@
 // The two servers under load, each a child process: the real service
-// (`node --require tsx/cjs src/main.ts`, as `npm start`) and the baseline (bench/baseline.ts).
+// (`node dist/main.js`, as `npm start`; built first when src/ changed) and the
+// baseline (bench/baseline.ts, through tsx).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+
+import { ensureBuilt, SERVICE_MAIN } from '../scripts/lib/compiled';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -63,7 +66,7 @@ export function killAll(): void {
 }
 
 /**
- * Starts `node --require tsx/cjs <script>` and waits for its JSON "listening" line
+ * Starts `node <script>` (a .ts script: `node --require tsx/cjs <script>`) and waits for its JSON "listening" line
  * on stdout ({"msg":"listening","address":...}). stdout is drained for the
  * life of the process (the service logs a line per request).
  */
@@ -76,9 +79,10 @@ export async function startNode(
   /** A command the node process runs under (valgrind …): its pid is node's. */
   wrapper: string[] = [],
 ): Promise<Server> {
-  // TypeScript compiled in the process's own thread (tsx's CommonJS hook), as
-  // `npm start` runs: `--import tsx` adds a module-loader thread, ~35 MB RSS.
-  const argv = [process.execPath, ...nodeFlags, '--require', 'tsx/cjs', script];
+  // TypeScript compiled in the process's own thread (tsx's CommonJS hook):
+  // `--import tsx` adds a module-loader thread, ~35 MB RSS.
+  const loader = script.endsWith('.ts') ? ['--require', 'tsx/cjs'] : [];
+  const argv = [process.execPath, ...nodeFlags, ...loader, script];
   const [command, ...args] = [...wrapper, ...argv];
   const child = spawn(command!, args, {
     cwd: ROOT,
@@ -179,11 +183,12 @@ export async function startService(
   extraFlags: string[] = [],
   env: Record<string, string> = {},
   name = 'service',
-  /** wrapper: a command node runs under (valgrind); script: another checkout's src/main.ts. */
+  /** wrapper: a command node runs under (valgrind); script: another checkout's dist/main.js (or src/main.ts, through tsx). */
   launch: { wrapper?: string[]; timeoutMs?: number; script?: string } = {},
 ): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
-  const server = await startNode(name, launch.script ?? 'src/main.ts', {
+  if (launch.script === undefined) ensureBuilt();
+  const server = await startNode(name, launch.script ?? SERVICE_MAIN, {
     ...process.env,
     ...SERVICE_BENCH_ENV,
     ...env,

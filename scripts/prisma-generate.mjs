@@ -1,18 +1,13 @@
 // Generates the Prisma client (src/__generated__/prisma, git-ignored) from
-// prisma/schema.prisma. Runs at every install (postinstall, also with
-// `npm install --omit=dev`), in `npm run generate`, and so in CI.
+// prisma/schema.prisma. Runs at every development install (postinstall, through
+// scripts/postinstall.mjs, before the build compiles it into dist/), in
+// `npm run generate`, and so in CI.
 //
-// Why `prisma` is a dependency, not a dev dependency: the service runs from
-// source (tsx), so a production install must produce the client itself, and
-// the Prisma CLI is the only supported way to run the `prisma-client`
-// generator. The other ways weighed: committing the client (the ~17,000 lines
-// the repository no longer carries); calling the generator through Prisma's
-// internal packages (@prisma/internals, @prisma/client-generator-ts: ~70 MB
-// instead of ~225 MB, but an undocumented API that may change in any release);
-// a build step shipping an artefact (the service has none: it runs its
-// TypeScript through tsx). The price: a production install is ~445 MB of
-// node_modules instead of ~220 MB (the CLI brings `prisma dev` and Studio).
-// In return, hosts that do have Prisma's engines can run `prisma migrate deploy`.
+// `prisma` (the CLI, the only supported way to run the `prisma-client`
+// generator) is a dev dependency: the client is generated and compiled where
+// the dev dependencies are, and a production tree runs the compiled client on
+// @prisma/client's runtime alone (README, Deploying). Hosts that have Prisma's
+// engines can still run `prisma migrate deploy` from a development install.
 //
 // The CLI fetches its schema-engine binary on start, even for `generate`,
 // which does not use it; pointing PRISMA_SCHEMA_ENGINE_BINARY at any existing

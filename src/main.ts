@@ -1,4 +1,5 @@
 // Entry point of `npm start`: configuration, database, HTTP service, signals.
+import './compile-cache';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';
@@ -28,8 +29,9 @@ async function main(): Promise<void> {
   const appOptions = appOptionsFromConfig(config);
   // Before the database opens, so that its connections' statements are traced.
   // Loaded only then: with tracing off the SDK never is (src/tracing/active.ts).
-  // require, not import(): `npm start` runs under tsx's CommonJS hook, which
-  // an import() of a .ts file would bypass.
+  // require, not import(): the service is CommonJS (dist/, compiled; and the
+  // sources under jest and tsx), where Node's import() of './tracing' would
+  // find neither a .js nor a .ts file without its extension.
   const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : (require('./tracing') as typeof import('./tracing')).startTracingFromConfig(config);
   const database = await openDatabase({
     url: config.DATABASE_URL,

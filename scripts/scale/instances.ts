@@ -1,8 +1,9 @@
-// The service instances of a proof (`npm start`'s entry point, each on its own
-// port), the Redis they share (one of the proof's own, so that it can be
+// The service instances of a proof (`npm start`'s entry point, the compiled
+// dist/main.js, each on its own port), the Redis they share (one of the proof's own, so that it can be
 // restarted) and HAProxy in front of them.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { ensureBuilt, SERVICE_MAIN } from '../lib/compiled';
 import { writeServiceBalancer } from './haproxy';
 import { type Proc, type Runner, waitFor } from './processes';
 
@@ -79,10 +80,11 @@ function instanceEnv(port: number, settings: InstanceSettings, prefix: string): 
 /** Starts the instances, waits until each is ready, then HAProxy in front of them. */
 export async function startInstances(runner: Runner, dir: string, ports: number[], haproxyPort: number, settings: InstanceSettings): Promise<Instances> {
   const prefix = `scale-proof:${process.pid}:`;
+  ensureBuilt();
   const procs: Proc[] = [];
   const start = (i: number) => {
     const env = instanceEnv(ports[i]!, settings, prefix);
-    procs[i] = runner.start(`instance${i}`, process.execPath, ['--require', 'tsx/cjs', 'src/main.ts'], { env, logFile: path.join(dir, `instance${i}.log`) });
+    procs[i] = runner.start(`instance${i}`, process.execPath, [SERVICE_MAIN], { env, logFile: path.join(dir, `instance${i}.log`) });
   };
   ports.forEach((_, i) => start(i));
   for (const port of ports) await waitFor(`instance :${port}`, ready(port), 90_000);

@@ -3,11 +3,11 @@
 // Contract: exactly one JSON object on stdout and exit 0; on failure a message
 // on stderr and a non-zero exit (1: the operation failed, 2: bad usage).
 // Works against DATABASE_URL when set, else the embedded database.
+import '../compile-cache';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig, resolveSecretsKey } from '../config';
 import { type Database, openDatabase } from '../db';
 import { AppError } from '../errors';
-import { connectRedis } from '../scale/redis';
 import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
@@ -264,6 +264,8 @@ async function main(argv: string[]): Promise<number> {
   });
   tellInstances = async (send, services) => {
     if (config.REDIS_URL !== undefined) {
+      // ioredis loads only for the commands that tell instances, and only with a Redis (every call pays what it loads).
+      const { connectRedis } = require('../scale/redis') as typeof import('../scale/redis');
       const redis = await connectRedis({ url: config.REDIS_URL, prefix: config.REDIS_KEY_PREFIX, connectTimeoutMs: 5_000 }).catch(() => undefined);
       if (!redis) return 'none: Redis unreachable (instances honour the old key until their cache entry expires, 5 s)';
       try {

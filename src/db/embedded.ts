@@ -3,6 +3,7 @@
 // same driver (pg + @prisma/adapter-pg) it uses for a real PostgreSQL server.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../config';
 import { AppError } from '../errors';
 
 export interface EmbeddedDatabase {
@@ -31,7 +32,18 @@ export async function openEmbeddedDatabase(dataDir: string | null): Promise<Embe
     // Loaded here, not at the top: PGlite's WebAssembly PostgreSQL costs
     // ~49 MB of resident memory as soon as it is imported, which a service
     // running on a PostgreSQL server (DATABASE_URL) must not pay.
-    const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
+    const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]).catch(
+      (error: unknown) => {
+        // Optional dependencies: a production install (--omit=optional) runs on a server and leaves them out.
+        if ((error as { code?: string }).code === 'ERR_MODULE_NOT_FOUND') {
+          throw new ConfigError(
+            'Invalid configuration:\n  DATABASE_URL: required: this install has no embedded database ' +
+              '(@electric-sql/pglite is an optional dependency, which a production install leaves out)',
+          );
+        }
+        throw error;
+      },
+    );
     const db = await PGlite.create(dataDir === null ? undefined : { dataDir });
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 1 });
     await server.start();

@@ -1,5 +1,5 @@
-// Graceful shutdown under load: the real process (`node --require tsx/cjs
-// src/main.ts`, as `npm start` runs it) gets SIGTERM while 20 requests are in
+// Graceful shutdown under load: the real process (`node dist/main.js`, as
+// `npm start` runs it) gets SIGTERM while 20 requests are in
 // flight, some of them slow (a delete of 1000 ids, registered users matching
 // 1,000 of 5,000 contacts). Every request it had accepted completes with its normal
 // status, none is cut off; new connections are refused (or answered 503);
@@ -19,6 +19,7 @@ import { openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { hashPassword } from '../../src/services/secrets';
 import { LONG, recordFigures } from '../support/figures';
+import { SERVICE_MAIN } from '../../scripts/lib/compiled';
 import { freePort } from '../../scripts/lib/ports';
 import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
 import { seedTenant, type Tenant } from '../support/seed';
@@ -98,7 +99,7 @@ interface Service {
 /** `npm start`'s command, one process (signals reach the service itself); resolves once /healthz answers. */
 async function startService(): Promise<Service> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'src/main.ts'], {
+  const child = spawn(process.execPath, [SERVICE_MAIN], {
     cwd: root,
     env: {
       ...process.env,

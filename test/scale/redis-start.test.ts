@@ -6,6 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SERVICE_MAIN } from '../../scripts/lib/compiled';
 import { freePort } from '../../scripts/lib/ports';
 
 const root = path.resolve(__dirname, '../..');
@@ -25,7 +26,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function service(redisPort: number, env: Record<string, string> = {}) {
   const lines: string[] = [];
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'src/main.ts'], {
+  const child = spawn(process.execPath, [SERVICE_MAIN], {
     cwd: root,
     env: {
       ...process.env,

@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, type Pool } from 'pg';
+import { SERVICE_MAIN } from '../../scripts/lib/compiled';
 import { ConfigError, loadConfig } from '../../src/config';
 import { type Database, openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
@@ -213,7 +214,7 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
   await fill(database.pool, t, { expiredSessions: EXPIRED, oldNonces: 0, retainedPastTime: 0 });
   if (!usingServer()) await database.close();
 
-  const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'src/main.ts'], {
+  const child = spawn(process.execPath, [SERVICE_MAIN], {
     cwd: root,
     env: {
       ...process.env,

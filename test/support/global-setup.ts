@@ -1,11 +1,16 @@
+// The tests that start the service or the admin CLI as a process run the
+// compiled dist/ (as `npm start` does): built here when src/ changed since.
+//
 // With TEST_DATABASE_URL (a PostgreSQL server), the run gets a database of its
 // own, created here, migrated once, and dropped in global-teardown.ts; test
 // files reach it through TEST_RUN_DATABASE_URL. Without it, nothing to do:
 // each test file opens an in-memory embedded database.
 import { Client, Pool } from 'pg';
+import { ensureBuilt } from '../../scripts/lib/compiled';
 import { migrate } from '../../src/db/migrate';
 
 export default async function globalSetup(): Promise<void> {
+  ensureBuilt();
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) return;
   const name = `chatsvc_test_${process.pid}_${Date.now()}`;
