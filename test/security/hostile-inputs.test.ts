@@ -46,6 +46,23 @@ async function warmUp(send: () => Promise<HttpResult>): Promise<void> {
 }
 
 /**
+ * A full collection that also hands V8's pooled free pages back to the
+ * system. From Node 24 (V8 13.6) the 256 KB heap pages a burst's young
+ * generation grew into stay mapped and resident in V8's page pool after
+ * ordinary collections shrink the heap, counted by no heap space: the
+ * fetch() client of these tests in this process grows new space to ~100 MB
+ * over 10,000 requests (Node 20: ~30 MB), and after the burst resident
+ * memory stayed +160…200 MB above the level before it with the heap and
+ * external memory +1…3 MB, until ~10 s of idleness let V8's memory reducer
+ * release the pool. It is reused, not leaked (a second 10,000 grew it by
+ * +41 MB, a third by +7 MB), and the service alone, flooded from another
+ * process, grew by +3 MB over 40,000 (issue 24). A "last-resort" collection
+ * (CollectAllAvailableGarbage, what V8 runs under memory pressure) releases
+ * it at once; Node 20's V8 ignores the option and collects as before.
+ */
+const collectAllGarbage = () => (collectGarbage as (options: object) => void)({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+
+/**
  * What the process keeps: resident memory once it has settled. Right after a
  * burst the allocator still holds freed memory for a few seconds (10,000
  * requests with 16 KB headers: +155 MB for ~5 s, then back under the level
@@ -54,7 +71,7 @@ async function warmUp(send: () => Promise<HttpResult>): Promise<void> {
  */
 async function settledMemory(): Promise<{ rss: number; heap: number }> {
   collectGarbage();
-  collectGarbage();
+  collectAllGarbage();
   let least = process.memoryUsage().rss;
   for (let i = 0, steady = 0; i < 20 && steady < 2; i++) {
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -126,7 +143,7 @@ describe('bounded memory per client', () => {
     expect(growthMB).toBeLessThan(32);
   }, FLOOD_TIMEOUT_MS);
 
-  test('10,000 distinct failing logins of the maximum length (255 characters, each 4 bytes) with maximum-length passwords: resident memory grows by less than 32 MB', async () => {
+  test('10,000 distinct failing logins of the maximum length (255 characters, each 4 bytes) with maximum-length passwords: resident memory grows by less than 32 MB, and by less than 8 MB over 10,000 more', async () => {
     service = await startService();
     t = await seedTenant(service.app.services);
     await warmUp(() => login({ login: 'warm-up' }));
@@ -134,7 +151,14 @@ describe('bounded memory per client', () => {
     const started = Date.now();
     const statuses = await flood(10_000, 4, (i) => login({ login: astral(255, i), password: astral(255, i + 1) }));
     const after = await settledMemory();
+    // A second round, of names not sent before: what the first left behind
+    // once (compiled code, pools, allocator arenas) is not left again, what
+    // grows with every request is. Keeping each ~2 KB body grows each round
+    // by ~20 MB, under the first round's bound but not under the second's.
+    const secondStatuses = await flood(10_000, 4, (i) => login({ login: astral(255, 10_000 + i), password: astral(255, 10_001 + i) }));
+    const second = await settledMemory();
     const growthMB = (after.rss - before.rss) / MB;
+    const secondGrowthMB = (second.rss - after.rss) / MB;
     figures.maximumLogins = {
       requests: 10_000,
       loginCharacters: 255,
@@ -144,10 +168,19 @@ describe('bounded memory per client', () => {
       rssAfterMB: +(after.rss / MB).toFixed(1),
       rssGrowthMB: +growthMB.toFixed(1),
       heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+      secondRound: {
+        requests: 10_000,
+        statuses: secondStatuses,
+        rssAfterMB: +(second.rss / MB).toFixed(1),
+        rssGrowthMB: +secondGrowthMB.toFixed(1),
+        heapGrowthMB: +((second.heap - after.heap) / MB).toFixed(1),
+      },
     };
     // Every one fails: 401 until the address's budget (100) is spent, then 429.
     expect(statuses).toEqual({ 401: 100, 429: 9_900 });
+    expect(secondStatuses).toEqual({ 429: 10_000 });
     expect(growthMB).toBeLessThan(32);
+    expect(secondGrowthMB).toBeLessThan(8);
   }, FLOOD_TIMEOUT_MS);
 
   test('10,000 failing logins from distinct 16 KB forwarded addresses (TRUST_PROXY): the request and password budgets keep a fixed size per client, and resident memory grows by less than 32 MB', async () => {
