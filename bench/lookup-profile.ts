@@ -15,18 +15,25 @@
 //     `git archive` of the commit before a change with this node_modules
 //     linked in), both running, measured in turn, the order reversed each
 //     round: CPU per request (/proc) side by side, per round.
-//   --callgrind: the service alone, under `valgrind --tool=callgrind`;
-//     counters zeroed after a warm-up, then a fixed number of requests, then
-//     dumped: instructions per request, which do not move with what else
-//     runs on the machine (CPU time does, ±25% here). Slow: on a 2-core
-//     machine shared with test runs, the service's start and 4,000 requests
-//     took over half an hour; meant for a quiet machine.
-//
+//   --callgrind: each target's process under `valgrind --tool=callgrind`
+//     (the service serves graphql and rest; the peers are their own),
+//     instrumentation off through the start and an interleaved warm-up,
+//     then on; counters zeroed, a fixed number of requests, dumped:
+//     instructions per request, which do not move with what else runs on the
+//     machine (CPU time does, ±25% here). Printed beside the total: the part
+//     of V8's compilers (near 0 once the warm-up is interleaved) and of the
+//     garbage collector (lumpy: a scavenge or a mark-compact falls in one
+//     window and not the next). --frames adds instructions per request by
+//     JavaScript function (V8's perf map names the JIT code); it slows V8's
+//     scavenges (every move is logged), so totals are taken without it.
+//     --service DIR: another checkout's service (a snapshot of a commit with
+//     this node_modules linked in). About 10 minutes per target on a 2-core
+//     machine shared with test runs.
 // Options: --targets graphql,rest,apollo-floor,mercurius (profile mode:
 // graphql,apollo-floor; callgrind and pair: graphql,rest); --users N (100,000);
 // --seconds S (15) and --warmup S (5) per target; --connections N (20);
 // --requests N (2,000) and --warm-requests N (4,000), --rounds N (2) for
-// callgrind; --reuse; --label TEXT (names the output files).
+// callgrind, --frames, --service DIR; --reuse; --label TEXT (names the output files).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -194,9 +201,9 @@ async function profileMode(db: Db): Promise<string> {
  * group of targets (the service serves graphql and rest; each peer is its
  * own), started with instrumentation off (`--instr-atstart=no`: the start
  * and the warm-up run at valgrind's bare speed, several times faster than
- * instrumented) and switched on after the warm-up. Each measure: 200
- * instrumented requests (the code retranslated), counters zeroed, REQUESTS
- * requests, dumped.
+ * instrumented) and switched on after the warm-up. Each measure: 20
+ * requests (the connections busy again), counters zeroed, REQUESTS requests,
+ * dumped.
  *
  * --frames: node also runs with --perf-basic-prof and
  * --interpreted-frames-native-stack, so that V8 writes where each compiled
@@ -301,6 +308,11 @@ async function callgrindMode(db: Db): Promise<string> {
     ...Object.entries(results).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')})`),
     "Without V8's compilers (TurboFan, Maglev, Sparkplug: still optimising after the warm-up, most of the spread between runs); of which the garbage collector:",
     ...Object.entries(steady).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')}); GC ${(median(gc[t]!) / 1000).toFixed(0)} k`),
+    'Without the compilers and the garbage collector (the steadiest figure: what the requests themselves ran):',
+    ...Object.entries(steady).map(([t, v]) => {
+      const own = v.map((x, i) => x - gc[t]![i]!);
+      return `  ${t}: median ${(median(own) / 1000).toFixed(0)} k (rounds ${own.map((x) => (x / 1000).toFixed(0)).join(', ')})`;
+    }),
   ];
   if (frames) {
     for (const [target, d] of Object.entries(dumps)) {
