@@ -15,18 +15,25 @@
 //     `git archive` of the commit before a change with this node_modules
 //     linked in), both running, measured in turn, the order reversed each
 //     round: CPU per request (/proc) side by side, per round.
-//   --callgrind: the service alone, under `valgrind --tool=callgrind`;
-//     counters zeroed after a warm-up, then a fixed number of requests, then
-//     dumped: instructions per request, which do not move with what else
-//     runs on the machine (CPU time does, ±25% here). Slow: on a 2-core
-//     machine shared with test runs, the service's start and 4,000 requests
-//     took over half an hour; meant for a quiet machine.
-//
+//   --callgrind: each target's process under `valgrind --tool=callgrind`
+//     (the service serves graphql and rest; the peers are their own),
+//     instrumentation off through the start and an interleaved warm-up,
+//     then on; counters zeroed, a fixed number of requests, dumped:
+//     instructions per request, which do not move with what else runs on the
+//     machine (CPU time does, ±25% here). Printed beside the total: the part
+//     of V8's compilers (near 0 once the warm-up is interleaved) and of the
+//     garbage collector (lumpy: a scavenge or a mark-compact falls in one
+//     window and not the next). --frames adds instructions per request by
+//     JavaScript function (V8's perf map names the JIT code); it slows V8's
+//     scavenges (every move is logged), so totals are taken without it.
+//     --service DIR: another checkout's service (a snapshot of a commit with
+//     this node_modules linked in). About 10 minutes per target on a 2-core
+//     machine shared with test runs.
 // Options: --targets graphql,rest,apollo-floor,mercurius (profile mode:
 // graphql,apollo-floor; callgrind and pair: graphql,rest); --users N (100,000);
 // --seconds S (15) and --warmup S (5) per target; --connections N (20);
 // --requests N (2,000) and --warm-requests N (4,000), --rounds N (2) for
-// callgrind; --reuse; --label TEXT (names the output files).
+// callgrind, --frames, --service DIR; --reuse; --label TEXT (names the output files).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -57,6 +64,8 @@ const { values } = parseArgs({
     label: { type: 'string' },
     top: { type: 'string' },
     pair: { type: 'string' },
+    frames: { type: 'boolean' },
+    service: { type: 'string' },
   },
 });
 const callgrind = values.callgrind ?? false;
@@ -82,7 +91,7 @@ interface Db {
 }
 
 async function database(): Promise<Db> {
-  const options = parseOptions(['--users', String(USERS), '--contacts', '100', '--big-contacts', '10', '--messages', '6000', '--database', 'chatsvc_profile']);
+  const options = parseOptions(['--users', String(USERS), '--contacts', '100', '--big-contacts', '10', '--messages', '6000', '--database', 'chatsvc_profile', '--user-batch', '2000']);
   if (options === 'help') throw new Error('unreachable');
   if (values.reuse && existsSync(STATE)) {
     const state = JSON.parse(readFileSync(STATE, 'utf8')) as Db;
@@ -127,9 +136,11 @@ function load(db: Db, target: Target) {
 
 async function start(db: Db, target: Target, flags: string[], wrapper: string[] = []): Promise<Server> {
   if (target === 'graphql' || target === 'rest') {
-    return startService(db.databaseUrl, 10, false, flags, {}, 'service', wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
+    // --service DIR: another checkout's service (a snapshot of a commit with this node_modules linked in).
+    const script = values.service ? { script: path.join(path.resolve(values.service), 'src/main.ts') } : {};
+    return startService(db.databaseUrl, 10, false, flags, {}, 'service', wrapper.length ? { wrapper, timeoutMs: 900_000, ...script } : script);
   }
-  return startPeer(target as PeerName, db.databaseUrl, 10, false, flags);
+  return startPeer(target as PeerName, db.databaseUrl, 10, false, flags, wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
 }
 
 async function drive(server: Server, db: Db, target: Target, spec: { duration?: number; amount?: number; connections: number }) {
@@ -185,49 +196,233 @@ async function profileMode(db: Db): Promise<string> {
   return out.join('\n');
 }
 
-/** Instructions (all threads) per request of the service, under callgrind. */
+/**
+ * Instructions (all threads) per request, under callgrind. One process per
+ * group of targets (the service serves graphql and rest; each peer is its
+ * own), started with instrumentation off (`--instr-atstart=no`: the start
+ * and the warm-up run at valgrind's bare speed, several times faster than
+ * instrumented) and switched on after the warm-up. Each measure: 20
+ * requests (the connections busy again), counters zeroed, REQUESTS requests,
+ * dumped.
+ *
+ * --frames: node also runs with --perf-basic-prof and
+ * --interpreted-frames-native-stack, so that V8 writes where each compiled
+ * function's code lies (/tmp/perf-<pid>.map); callgrind names code it has no
+ * symbol for by its entry address, which the map turns into the JavaScript
+ * function. The last round's dump of each target is summarised: instructions
+ * per request by function, inclusive and self, the service's own (src/) and
+ * the top overall.
+ */
 async function callgrindMode(db: Db): Promise<string> {
   mkdirSync(OUT, { recursive: true });
-  const base = path.join(OUT, 'callgrind.out');
-  // JIT code: valgrind must notice code V8 rewrites in place.
-  // An explicit vgdb prefix: without a user name in the environment,
-  // callgrind_control could not find the process's pipe (it looked for
-  // "…-by-???-on-???").
-  const vgdb = path.join(OUT, 'vgdb');
-  const wrapper = ['valgrind', '--tool=callgrind', '--vgdb=yes', `--vgdb-prefix=${vgdb}`, `--callgrind-out-file=${base}.%p`, '--smc-check=all-non-file', '--dump-line=no', '--compress-pos=no'];
-  log('starting the service under callgrind (minutes)');
-  const server = await start(db, targets[0]!, [], wrapper);
+  const frames = values.frames ?? false;
+  const groups: Target[][] = [];
+  const service = targets.filter((t) => t === 'graphql' || t === 'rest');
+  if (service.length) groups.push(service);
+  for (const t of targets) if (t === 'apollo-floor' || t === 'mercurius') groups.push([t]);
   const results: Record<string, number[]> = {};
-  const dumpTotal = (): number => {
-    const before = new Set(readdirSync(OUT));
-    execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, '-d', String(server.pid)], { stdio: 'ignore' });
-    const fresh = readdirSync(OUT).filter((f) => f.startsWith('callgrind.out') && !before.has(f));
-    const text = readFileSync(path.join(OUT, fresh.sort().at(-1)!), 'utf8');
-    const match = /^(?:summary|totals): (\d+)/m.exec(text);
-    if (!match) throw new Error('no totals in the callgrind dump');
-    return Number(match[1]);
-  };
-  try {
-    for (const target of targets) {
-      log(`warm-up: ${WARM_REQUESTS} ${target} requests`);
-      await drive(server, db, target, { amount: WARM_REQUESTS, connections: 4 });
-    }
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-        await drive(server, db, target, { amount: 200, connections: 4 });
-        execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, '-z', String(server.pid)], { stdio: 'ignore' });
-        await drive(server, db, target, { amount: REQUESTS, connections: 4 });
-        const total = dumpTotal();
-        (results[target] ??= []).push(total / REQUESTS);
-        log(`  ${target}: ${(total / REQUESTS / 1000).toFixed(0)} k instructions/request`);
+  /** Without V8's compilers' work (still optimising after a short warm-up: most of the spread between runs), and the garbage collector's. */
+  const steady: Record<string, number[]> = {};
+  const gc: Record<string, number[]> = {};
+  const dumps: Partial<Record<Target, { file: string; map: string }>> = {};
+  for (const group of groups) {
+    const who = group.length > 1 || group[0] === 'graphql' || group[0] === 'rest' ? 'service' : group[0]!;
+    const base = path.join(OUT, `callgrind.${who}.out`);
+    // JIT code: valgrind must notice code V8 rewrites in place.
+    // An explicit vgdb prefix: without a user name in the environment,
+    // callgrind_control could not find the process's pipe (it looked for
+    // "…-by-???-on-???").
+    const vgdb = path.join(OUT, `vgdb-${who}`);
+    const wrapper = [
+      'valgrind', '--tool=callgrind', '--vgdb=yes', `--vgdb-prefix=${vgdb}`, `--callgrind-out-file=${base}.%p`,
+      '--smc-check=all-non-file', '--dump-line=no', '--compress-pos=no', '--compress-strings=no', '--instr-atstart=no',
+    ];
+    const flags = frames ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : [];
+    log(`starting ${who} under valgrind (instrumentation off until the warm-up is done)`);
+    const server = await start(db, group[0]!, flags, wrapper);
+    const control = (...args: string[]) => {
+      // valgrind names its pipe after $HOST, which the servers are given
+      // (127.0.0.1): callgrind_control must look for that name, or it says
+      // "OK" having reached nobody.
+      const said = execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, ...args, String(server.pid)], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, HOST: '127.0.0.1' },
+      });
+      if (!said.includes('OK')) throw new Error(`callgrind_control ${args.join(' ')}: ${said}`);
+    };
+    // The dump is written when valgrind gets to the command, after
+    // callgrind_control has returned: waited for until it is whole.
+    const dump = async (): Promise<string> => {
+      const before = new Set(readdirSync(OUT));
+      control('-d');
+      for (let waited = 0; waited < 600; waited++) {
+        const fresh = readdirSync(OUT).filter((f) => f.startsWith(`callgrind.${who}.out`) && !before.has(f));
+        const file = fresh.length ? path.join(OUT, fresh.sort().at(-1)!) : undefined;
+        if (file && /^totals: \d+/m.test(readFileSync(file, 'utf8'))) return file;
+        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
+      throw new Error('callgrind wrote no dump within 10 minutes');
+    };
+    const totalOf = (file: string): number => {
+      const match = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, 'utf8'));
+      if (!match) throw new Error('no totals in the callgrind dump');
+      return Number(match[1]);
+    };
+    try {
+      // Interleaved, four times over: code optimised while only one kind of
+      // request came was deoptimised ("wrong map") and optimised again when
+      // the other kind came (84 deoptimisations and 109 optimisations in the
+      // first 3,000 REST lookups after 30,000 GraphQL ones, --trace-deopt),
+      // which put V8's compiler into every measure that followed a switch.
+      for (let pass = 0; pass < 4; pass++) {
+        for (const target of group) {
+          log(`warm-up ${pass + 1}/4: ${Math.ceil(WARM_REQUESTS / 4)} ${target} requests`);
+          await drive(server, db, target, { amount: Math.ceil(WARM_REQUESTS / 4), connections: 4 });
+        }
+      }
+      control('-i', 'on');
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const target of round % 2 === 0 ? group : [...group].reverse()) {
+          // Instructions counted do not depend on valgrind's translations:
+          // a few requests suffice for the connections to be busy again.
+          await drive(server, db, target, { amount: 20, connections: 4 });
+          control('-z');
+          await drive(server, db, target, { amount: REQUESTS, connections: 4 });
+          const file = await dump();
+          const total = totalOf(file);
+          (results[target] ??= []).push(total / REQUESTS);
+          const parts = partsOf(file);
+          (steady[target] ??= []).push((total - parts.compiler) / REQUESTS);
+          (gc[target] ??= []).push(parts.gc / REQUESTS);
+          dumps[target] = { file, map: `/tmp/perf-${server.pid}.map` };
+          log(`  ${target}: ${(total / REQUESTS / 1000).toFixed(0)} k instructions/request`);
+        }
+      }
+    } finally {
+      await server.stop();
     }
-  } finally {
-    await server.stop();
   }
-  return [
-    `Instructions per request (callgrind, all threads of the service; ${REQUESTS} requests per measure after ${WARM_REQUESTS} warm-up each, 4 connections, ${ROUNDS} rounds):`,
+  const out = [
+    `Instructions per request (callgrind, all threads of the process; ${REQUESTS} requests per measure after ${WARM_REQUESTS} uninstrumented warm-up, 4 connections, ${ROUNDS} rounds; ${USERS.toLocaleString('en-US')} users):`,
     ...Object.entries(results).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')})`),
+    "Without V8's compilers (TurboFan, Maglev, Sparkplug: still optimising after the warm-up, most of the spread between runs); of which the garbage collector:",
+    ...Object.entries(steady).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')}); GC ${(median(gc[t]!) / 1000).toFixed(0)} k`),
+    'Without the compilers and the garbage collector (the steadiest figure: what the requests themselves ran):',
+    ...Object.entries(steady).map(([t, v]) => {
+      const own = v.map((x, i) => x - gc[t]![i]!);
+      return `  ${t}: median ${(median(own) / 1000).toFixed(0)} k (rounds ${own.map((x) => (x / 1000).toFixed(0)).join(', ')})`;
+    }),
+  ];
+  if (frames) {
+    for (const [target, d] of Object.entries(dumps)) {
+      out.push('', `=== ${target}: instructions per request by function (last round) ===`, framesOf(d.file, d.map, REQUESTS, TOP));
+    }
+  }
+  return out.join('\n');
+}
+
+/** callgrind_annotate's self table of a dump: function → instructions. */
+function selfTable(file: string): [string, number][] {
+  const text = execFileSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const rows: [string, number][] = [];
+  for (const line of text.split('\n')) {
+    const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*?)(?: \[[^\]]*\])?$/.exec(line);
+    if (m && m[2] !== 'PROGRAM TOTALS') rows.push([m[2]!, Number(m[1]!.replace(/,/g, ''))]);
+  }
+  return rows;
+}
+
+const COMPILER = /v8::internal::(compiler|maglev|baseline)::|v8::internal::Zone::|v8::internal::(OptimizedCompilationJob|TurbofanCompilationJob|Pipeline)/;
+const GC = /v8::internal::(Scavenger|Scavenge|MarkCompact|Sweeper|Marking|ConcurrentMarking|Evacuat|MemoryAllocator|Heap::|IncrementalMarking|MinorMarkCompact|GCTracer)|heap::base::|cppgc::|IteratePointers<v8::internal::(Scavenge|IterateAndScavenge|Marking|Record)/;
+
+/** The instructions of V8's compilers and of its garbage collector in a dump (self costs by function name). */
+function partsOf(file: string): { compiler: number; gc: number } {
+  let compiler = 0;
+  let gc = 0;
+  for (const [name, count] of selfTable(file)) {
+    if (COMPILER.test(name)) compiler += count;
+    else if (GC.test(name)) gc += count;
+  }
+  return { compiler, gc };
+}
+
+/** V8's perf map: code start → the function it is ("JS:*name file:line:col"; * optimised, ^ baseline, ~ interpreted). */
+function readPerfMap(file: string): { starts: number[]; entries: { start: number; end: number; name: string }[] } {
+  const byStart = new Map<number, { start: number; end: number; name: string }>();
+  if (existsSync(file)) {
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      const m = /^([0-9a-f]+) ([0-9a-f]+) (.*)$/.exec(line);
+      if (!m) continue;
+      const start = parseInt(m[1]!, 16);
+      // A later entry at the same address is code made after the first was freed.
+      byStart.set(start, { start, end: start + parseInt(m[2]!, 16), name: m[3]! });
+    }
+  }
+  const entries = [...byStart.values()].sort((a, b) => a.start - b.start);
+  return { starts: entries.map((e) => e.start), entries };
+}
+
+/**
+ * callgrind_annotate's inclusive and self tables of a dump, with the
+ * addresses of JIT code named from V8's perf map, per request. A frame's
+ * name folds V8's tiers (~ ^ + *) together, so a function counts once
+ * whatever its code.
+ */
+function framesOf(file: string, mapFile: string, requests: number, top: number): string {
+  const map = readPerfMap(mapFile);
+  const nameOf = (address: number): string => {
+    let lo = 0;
+    let hi = map.starts.length - 1;
+    let found = -1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (map.starts[mid]! <= address) {
+        found = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    const entry = found >= 0 ? map.entries[found] : undefined;
+    if (!entry || address >= entry.end) return `0x${address.toString(16)} (JIT code not in the map)`;
+    return entry.name.replace(/^JS:[~^+*]?/, '').replace(ROOT + '/', '');
+  };
+  const table = (inclusive: boolean): Map<string, number> => {
+    const text = execFileSync('callgrind_annotate', [`--inclusive=${inclusive ? 'yes' : 'no'}`, '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const rows = new Map<string, number>();
+    for (const line of text.split('\n')) {
+      const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*?)(?: \[[^\]]*\])?$/.exec(line);
+      if (!m || m[2] === 'PROGRAM TOTALS') continue;
+      const count = Number(m[1]!.replace(/,/g, ''));
+      const where = m[2]!;
+      const jit = /^\?\?\?:0x([0-9a-f]+)$/.exec(where);
+      const name = jit ? nameOf(parseInt(jit[1]!, 16)) : where.replace(/^\?\?\?:/, '');
+      // Inclusive rows of one function under several code objects are not
+      // additive (one may call the other); the largest stands for it.
+      rows.set(name, inclusive ? Math.max(rows.get(name) ?? 0, count) : (rows.get(name) ?? 0) + count);
+    }
+    return rows;
+  };
+  const render = (rows: Map<string, number>, filter: (name: string) => boolean) =>
+    [...rows]
+      .filter(([name]) => filter(name))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, count]) => `  ${(count / requests / 1000).toFixed(1).padStart(8)} k  ${name}`);
+  const inclusive = table(true);
+  const self = table(false);
+  const own = (name: string) => name.includes(' src/');
+  return [
+    "The service's own functions (src/), inclusive, k instructions per request:",
+    ...render(inclusive, own),
+    '',
+    "The service's own functions (src/), self:",
+    ...render(self, own),
+    '',
+    'All functions, inclusive:',
+    ...render(inclusive, () => true),
+    '',
+    'All functions, self:',
+    ...render(self, () => true),
   ].join('\n');
 }
 

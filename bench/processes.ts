@@ -218,15 +218,25 @@ export async function startBaseline(databaseUrl: string, poolMax: number, sessio
 export type PeerName = 'mercurius' | 'apollo-floor';
 
 /** Starts a peer; `cpuProf`: under `node --cpu-prof` (its profile lands in artifacts/profiles/ when it stops). */
-export async function startPeer(name: PeerName, databaseUrl: string, poolMax: number, cpuProf = false, extraFlags: string[] = []): Promise<Server> {
+export async function startPeer(
+  name: PeerName,
+  databaseUrl: string,
+  poolMax: number,
+  cpuProf = false,
+  extraFlags: string[] = [],
+  /** wrapper: a command node runs under (valgrind). */
+  launch: { wrapper?: string[]; timeoutMs?: number } = {},
+): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : []), ...extraFlags];
   const server = await startNode(
     name,
     `bench/peers/${name}.ts`,
     { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, DB_POOL_MAX: String(poolMax), PORT: '0', HOST: '127.0.0.1' },
     flags,
+    launch.timeoutMs,
+    launch.wrapper,
   );
-  await waitReady(server, '/healthz');
+  await waitReady(server, '/healthz', launch.timeoutMs);
   return server;
 }
 
