@@ -213,10 +213,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerBodyTimeouts(fastify, timeouts);
 
   let closing = false;
-  fastify.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  // A callback hook: an async one made a promise (and a turn of the
+  // microtask queue) for every request, to say no more than "not closing".
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
-    throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown);
+    done(new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown));
   });
 
   // No-op unless tracing was started (src/tracing).

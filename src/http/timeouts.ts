@@ -14,8 +14,9 @@
 // have arrived the route is known, and the 408 is in its family's shape
 // (through the error handler); before that the service cannot know what was
 // asked, and the answer is the list shape (src/http/failures.ts).
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
 import { AppError, MESSAGES } from '../errors';
 
 export interface TimeoutOptions {
@@ -59,8 +60,42 @@ export function serverTimeouts(timeouts: TimeoutOptions): {
   };
 }
 
-/** The socket of each request whose body is still arriving, and how to end that request with a 408. */
-const bodiesArriving = new WeakMap<Socket, () => void>();
+/**
+ * The reply of the request whose body is still arriving on each socket: its
+ * watcher's state. The watcher's listeners are the module-level functions
+ * below, called with the request as `this`: arming one makes no closure per
+ * request (under tsx each closure also cost a `__name` call: ~2% of a
+ * GraphQL lookup's instructions with the closures, BENCHMARKS.md session 8).
+ */
+const bodiesArriving = new WeakMap<Socket, FastifyReply>();
+
+/** The watched body arrived (or the request closed): the watcher goes. */
+function bodyEnded(this: IncomingMessage): void {
+  const socket = this.socket;
+  if (bodiesArriving.get(socket)?.request.raw !== this) return;
+  bodiesArriving.delete(socket);
+  this.setTimeout(0);
+}
+
+/** The body went silent for too long, or Node's whole-request bound fired while it arrived. */
+function bodyTimedOut(this: IncomingMessage): void {
+  const socket = this.socket;
+  const reply = bodiesArriving.get(socket);
+  if (reply?.request.raw !== this) return;
+  bodiesArriving.delete(socket);
+  this.setTimeout(0);
+  if (this.complete) return;
+  // Node's 'timeout' event only reports; without an answer the socket stays open.
+  if (reply.sent || this.listenerCount('error') === 0) {
+    socket.destroy();
+    return;
+  }
+  reply.header('connection', 'close');
+  // Through the body parser, which answers it via the error handler in
+  // the route's shape. Destroying the request instead would destroy the
+  // socket and leave no answer at all.
+  this.emit('error', new AppError('REQUEST_TIMEOUT', MESSAGES.requestTimeout));
+}
 
 /**
  * Bounds the body phase: a silence over `bodyIdleMs` ends the request with a
@@ -68,39 +103,22 @@ const bodiesArriving = new WeakMap<Socket, () => void>();
  * fires while the body arrives (see `clientErrorHandler`).
  */
 export function registerBodyTimeouts(fastify: FastifyInstance, timeouts: TimeoutOptions): void {
+  const idleMs = timeouts.bodyIdleMs;
   fastify.addHook('preParsing', (request, reply, payload, done) => {
     const raw = request.raw;
-    // Most requests are complete by now (no body, or one that came with the
-    // headers): nothing to watch, nothing added to their cost.
-    // fastify.inject's request (light-my-request) has no socket timer and
-    // streams its body from memory: nothing to watch (a large injected body
-    // answered 500 here, "raw.setTimeout is not a function").
+    // Requests complete by now (no body, or one that came with the headers)
+    // need no watcher. (A small POST body usually is not yet: the hook runs
+    // before Node's parser has handed it over.) fastify.inject's request
+    // (light-my-request) has no socket timer and streams its body from
+    // memory: nothing to watch (a large injected body answered 500 here,
+    // "raw.setTimeout is not a function").
     if (raw.complete || typeof raw.setTimeout !== 'function') return done(null, payload);
-    const socket = raw.socket;
-    const clear = () => {
-      if (bodiesArriving.get(socket) !== timeout) return;
-      bodiesArriving.delete(socket);
-      raw.setTimeout(0);
-    };
-    const timeout = () => {
-      clear();
-      if (raw.complete) return;
-      // Node's 'timeout' event only reports; without an answer the socket stays open.
-      if (reply.sent || raw.listenerCount('error') === 0) {
-        socket.destroy();
-        return;
-      }
-      reply.header('connection', 'close');
-      // Through the body parser, which answers it via the error handler in
-      // the route's shape. Destroying the request instead would destroy the
-      // socket and leave no answer at all.
-      raw.emit('error', new AppError('REQUEST_TIMEOUT', MESSAGES.requestTimeout));
-    };
-    bodiesArriving.set(socket, timeout);
+    bodiesArriving.set(raw.socket, reply);
     // The socket's own inactivity timer: nothing runs per chunk.
-    raw.setTimeout(timeouts.bodyIdleMs, timeout);
-    raw.once('end', clear);
-    raw.once('close', clear);
+    raw.setTimeout(idleMs, bodyTimedOut);
+    // `on`, not `once`: each is emitted once per request (and `once` wraps its listener in a closure).
+    raw.on('end', bodyEnded);
+    raw.on('close', bodyEnded);
     done(null, payload);
   });
 }
@@ -114,8 +132,8 @@ export function clientErrorHandler(
   answer: (error: Error & { code?: string }, socket: Socket) => void,
 ): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
-    const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? bodiesArriving.get(socket) : undefined;
-    if (timedOut) return timedOut();
+    const arriving = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? bodiesArriving.get(socket) : undefined;
+    if (arriving) return bodyTimedOut.call(arriving.request.raw);
     answer(error, socket);
   };
 }
