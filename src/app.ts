@@ -2,7 +2,7 @@
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type ValidationRule } from 'graphql';
@@ -350,6 +350,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       // documents would then call a resolver for each scalar field of each
       // result instead of reading the property (BENCHMARKS.md).
       ApolloServerPluginCacheControlDisabled(),
+      // Apollo adds its inline-trace plugin unless told not to; it traces
+      // only a federation subgraph's requests, which this schema is not, but
+      // its hook still ran (and made a promise) for every request.
+      ApolloServerPluginInlineTraceDisabled(),
       operationLabelPlugin,
       ...armor.plugins,
       trusted.plugin,

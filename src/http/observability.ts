@@ -61,8 +61,9 @@ const labelListener: GraphQLRequestListener<Context> = {
   },
 };
 
+const labelListening = Promise.resolve(labelListener);
 export const operationLabelPlugin: ApolloServerPlugin<Context> = {
-  requestDidStart: () => Promise.resolve(labelListener),
+  requestDidStart: () => labelListening,
 };
 
 export interface ObservabilityOptions {
