@@ -108,8 +108,11 @@ export function registerBodyTimeouts(fastify: FastifyInstance, timeouts: Timeout
     const raw = request.raw;
     // Requests complete by now (no body, or one that came with the headers)
     // need no watcher. (A small POST body usually is not yet: the hook runs
-    // before Node's parser has handed it over.)
-    if (raw.complete) return done(null, payload);
+    // before Node's parser has handed it over.) fastify.inject's request
+    // (light-my-request) has no socket timer and streams its body from
+    // memory: nothing to watch (a large injected body answered 500 here,
+    // "raw.setTimeout is not a function").
+    if (raw.complete || typeof raw.setTimeout !== 'function') return done(null, payload);
     bodiesArriving.set(raw.socket, reply);
     // The socket's own inactivity timer: nothing runs per chunk.
     raw.setTimeout(idleMs, bodyTimedOut);
