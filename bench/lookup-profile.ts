@@ -384,7 +384,8 @@ function framesOf(file: string, mapFile: string, requests: number, top: number):
     }
     const entry = found >= 0 ? map.entries[found] : undefined;
     if (!entry || address >= entry.end) return `0x${address.toString(16)} (JIT code not in the map)`;
-    return entry.name.replace(/^JS:[~^+*]?/, '').replace(ROOT + '/', '');
+    // Paths relative to the checkout measured (--service DIR's or this one).
+    return entry.name.replace(/^JS:[~^+*]?/, '').replace(ROOT + '/', '').replace(values.service ? `${path.resolve(values.service)}/` : ROOT + '/', '');
   };
   const table = (inclusive: boolean): Map<string, number> => {
     const text = execFileSync('callgrind_annotate', [`--inclusive=${inclusive ? 'yes' : 'no'}`, '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });

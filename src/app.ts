@@ -2,8 +2,8 @@
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type ValidationRule } from 'graphql';
 import { Counter } from 'prom-client';
@@ -17,6 +17,7 @@ import { graphqlArmor, parseOptions } from './graphql/limits';
 import { buildSchema } from './graphql/schema';
 import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
 import { type CachingOptions, registerCaching, sendUnstored } from './http/caching';
+import { registerApolloRoute } from './http/apollo-route';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
 import { parseQuery, registerBodyParsers } from './http/parsing';
@@ -350,6 +351,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       // documents would then call a resolver for each scalar field of each
       // result instead of reading the property (BENCHMARKS.md).
       ApolloServerPluginCacheControlDisabled(),
+      // Apollo adds its inline-trace plugin unless told not to; it traces
+      // only a federation subgraph's requests, which this schema is not, but
+      // its hook still ran (and made a promise) for every request.
+      ApolloServerPluginInlineTraceDisabled(),
       operationLabelPlugin,
       ...armor.plugins,
       trusted.plugin,
@@ -360,10 +365,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     formatError: formatGraphQLError(fastify.log),
   });
   await apollo.start();
-  await fastify.register(fastifyApollo(apollo), {
-    path: '/graphql',
-    context: async (request) => linkContext(contextOf(request), request),
-  });
+  registerApolloRoute(fastify, apollo, '/graphql', async (request) => linkContext(contextOf(request), request));
 
   registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
   registerOpenApi(fastify, sessionTokenHeaders);

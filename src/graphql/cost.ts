@@ -25,7 +25,7 @@
 // through fragments and @skip/@include, variables coerced. A document whose
 // variables do not coerce, or a field whose arguments fail, is left to
 // execution, which answers it as it always does (and runs no work for it).
-import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
+import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, GraphQLRequestListener } from '@apollo/server';
 import { type FragmentDefinitionNode, GraphQLError, type GraphQLObjectType, Kind } from 'graphql';
 import { collectFields } from 'graphql/execution/collectFields';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values';
@@ -61,10 +61,11 @@ interface Charge {
 const refuse = (message: string): GraphQLError =>
   new GraphQLError(message, { extensions: { code: 'COST_LIMIT_EXCEEDED', http: { status: ERROR_STATUS.COST_LIMIT_EXCEEDED } } });
 
+// One listener (and one settled promise of it) for every request: Apollo asks each plugin per request.
+const costListener: GraphQLRequestListener<Context> = { didResolveOperation: checkCost };
+const costListening = Promise.resolve(costListener);
 export const costLimitPlugin: ApolloServerPlugin<Context> = {
-  async requestDidStart() {
-    return { didResolveOperation: checkCost };
-  },
+  requestDidStart: () => costListening,
 };
 
 async function checkCost(requestContext: GraphQLRequestContextDidResolveOperation<Context>): Promise<void> {

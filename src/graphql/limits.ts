@@ -6,6 +6,7 @@
 // A document over a limit is refused before execution with 400 and
 // extensions.code GRAPHQL_VALIDATION_FAILED (tokens: GRAPHQL_PARSE_FAILED).
 // The REST paths run fixed, compiled operations and are not affected.
+import type { ApolloServerPlugin, GraphQLRequestListener } from '@apollo/server';
 import { ApolloArmor } from '@escape.tech/graphql-armor';
 
 export const GRAPHQL_LIMITS = {
@@ -34,7 +35,7 @@ export function graphqlArmor(introspection: boolean): ReturnType<ApolloArmor['pr
   // query is 21 deep (its type-reference chain). Its abuse, nested
   // fields { type { fields … } }, is refused by graphql-js's own
   // MaxIntrospectionDepthRule, one of the specifiedRules Apollo always runs.
-  return new ApolloArmor({
+  const armor = new ApolloArmor({
     maxDepth: { n: GRAPHQL_LIMITS.maxDepth, ignoreIntrospection: true },
     costLimit: { maxCost: GRAPHQL_LIMITS.maxCost, ignoreIntrospection: true },
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
@@ -43,7 +44,23 @@ export function graphqlArmor(introspection: boolean): ReturnType<ApolloArmor['pr
     // app.ts): one parse, and a clean 400. graphql-armor's plugin parses each
     // new document a second time and fails with a 500 on syntax errors.
     maxTokens: { enabled: false },
-    // "Did you mean …?" would spell out a schema that introspection hides.
-    blockFieldSuggestion: { enabled: !introspection },
+    // The service's own below: the same masking, one listener for every request.
+    blockFieldSuggestion: { enabled: false },
   }).protect();
+  // "Did you mean …?" would spell out a schema that introspection hides.
+  return introspection ? armor : { ...armor, plugins: [...armor.plugins, suggestionsHidden] };
 }
+
+/**
+ * graphql-armor's blockFieldSuggestion for Apollo, with the same pattern and
+ * mask, but one listener shared by every request: armor's makes a listener
+ * (and a promise) per request to hold nothing of the request's.
+ */
+const SUGGESTION = /Did you mean ".+"/g;
+const hideSuggestions: GraphQLRequestListener<object> = {
+  async didEncounterErrors({ errors }) {
+    for (const error of errors) (error as { message: string }).message = error.message.replace(SUGGESTION, '[Suggestion hidden]');
+  },
+};
+const hidingSuggestions = Promise.resolve(hideSuggestions);
+const suggestionsHidden: ApolloServerPlugin<object> = { requestDidStart: () => hidingSuggestions };

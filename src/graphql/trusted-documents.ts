@@ -129,7 +129,15 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
   const enforce = options.mode === 'enforce';
   const explorerKey = enforce && options.explorerExempt ? randomBytes(16).toString('hex') : undefined;
 
-  const check: preHandlerHookHandler = async (request) => {
+  // Synchronous, as a callback hook: no promise per request. A POST without
+  // `extensions` or `documentId` names no hash, and outside enforce a
+  // document without a hash has nothing to check: decided before anything
+  // is built (the common case).
+  const check = (request: FastifyRequest): void => {
+    if (!enforce && request.method !== 'GET') {
+      const body = request.body as { extensions?: unknown; documentId?: unknown } | null | undefined;
+      if (typeof body === 'object' && body !== null && (body.extensions === undefined || body.extensions === null) && body.documentId === undefined) return;
+    }
     const sent = sentOperation(request);
     let hash = sent.documentId;
     // Apollo refuses these too, but with no error code.
@@ -150,10 +158,18 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
     if (explorerKey !== undefined && request.headers[EXPLORER_KEY_HEADER] === explorerKey) return;
     throw new AppError('PERSISTED_QUERY_NOT_IN_LIST', NOT_IN_LIST_MESSAGE);
   };
+  const checkHook: preHandlerHookHandler = (request, _reply, done) => {
+    try {
+      check(request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
+  };
   fastify.addHook('onRoute', (route) => {
     if (route.url !== GRAPHQL_PATH) return;
     const existing = route.preHandler === undefined ? [] : [route.preHandler].flat();
-    route.preHandler = [...existing, check];
+    route.preHandler = [...existing, checkHook];
   });
 
   // Registered documents (APQ) are kept out of enforce: there, only the manifest counts.
@@ -171,7 +187,8 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
   };
 
   const plugin: ApolloServerPlugin<Context> = {
-    async requestDidStart({ request }) {
+    // Not async: the settled promise below is shared, none made per request.
+    requestDidStart({ request }) {
       // documentId (GraphQL over HTTP's persisted documents) is Apollo's APQ hash under another name.
       const http = request.http;
       const documentId = documentIdOf(
@@ -180,6 +197,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
       if (documentId !== undefined && request.extensions?.persistedQuery === undefined) {
         request.extensions = { ...request.extensions, persistedQuery: { version: 1, sha256Hash: documentId } };
       }
+      return NO_LISTENER;
     },
   };
 
@@ -190,6 +208,8 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
     explorerHeaders: explorerKey === undefined ? {} : { [EXPLORER_KEY_HEADER]: explorerKey },
   };
 }
+
+const NO_LISTENER: Promise<void> = Promise.resolve();
 
 export const NOT_IN_LIST_MESSAGE =
   'Only trusted documents run here: send the SHA-256 hash of a document of the manifest ' +

@@ -9,9 +9,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
 import pino from 'pino';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Context } from '../context';
 import { sendUnstored } from './caching';
+import { RequestDurations } from './durations';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,8 +62,9 @@ const labelListener: GraphQLRequestListener<Context> = {
   },
 };
 
+const labelListening = Promise.resolve(labelListener);
 export const operationLabelPlugin: ApolloServerPlugin<Context> = {
-  requestDidStart: () => Promise.resolve(labelListener),
+  requestDidStart: () => labelListening,
 };
 
 export interface ObservabilityOptions {
@@ -73,13 +75,12 @@ export interface ObservabilityOptions {
 
 export function registerObservability(fastify: FastifyInstance, options: ObservabilityOptions): Registry {
   const registry = new Registry();
-  const duration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request latency by route, GraphQL operation and status (its _count is the request count)',
-    labelNames: ['method', 'route', 'operation', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const duration = new RequestDurations(
+    'http_request_duration_seconds',
+    'HTTP request latency by route, GraphQL operation and status (its _count is the request count)',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registry,
+  );
   const { pool } = options;
   new Gauge({
     name: 'db_pool_connections',
@@ -104,27 +105,12 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
   });
   collectDefaultMetrics({ register: registry });
 
-  // The histogram's child of each label set, kept: observe() with a labels
-  // object hashes its sorted keys on every call (1.3% of the service's CPU
-  // under the lookup load). Label sets are bounded (routes, operations by
-  // their root fields, statuses), and so is this map.
-  const children = new Map<string, ReturnType<typeof duration.labels>>();
-  const childOf = (method: string, route: string, operation: string, status: number) => {
-    const key = `${method} ${route} ${status} ${operation}`;
-    let child = children.get(key);
-    if (!child) {
-      child = duration.labels({ method, route, operation, status: String(status) });
-      children.set(key, child);
-    }
-    return child;
-  };
-
   // A callback hook, not an async one: no promise per request.
   fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     const durationMs = reply.elapsedTime;
     const operation = request.operation;
-    childOf(request.method, route, operation ?? '', reply.statusCode).observe(durationMs / 1000);
+    duration.observe(request.method, route, operation ?? '', reply.statusCode, durationMs / 1000);
     // Deliberately no headers, query values or bodies: they carry credentials.
     request.log.info(
       operation
@@ -156,6 +142,13 @@ export const LOG_REDACT = ['req.headers.authorization', 'req.headers["svc-token"
  */
 export const LOG_FLUSH_MS = 1000;
 
+/** Where main's log lines go: what pino writes to, and what main flushes on exit. */
+export interface LogDestination {
+  write(line: string): void;
+  /** Writes what is still buffered, synchronously (on exit). */
+  flushSync(): void;
+}
+
 /**
  * Where main's log lines go (stdout, or `dest`): written asynchronously and in
  * batches of at least 4 KiB (about 20 request lines), or every LOG_FLUSH_MS.
@@ -163,7 +156,24 @@ export const LOG_FLUSH_MS = 1000;
  * 738 → 579 µs per request batched, `npm run bench:cpu`) and more across a pipe
  * (BENCHMARKS.md, session 6). What is still buffered is written on exit
  * (main: `flushSync`).
+ *
+ * sonic-boom in its buffer mode, each line handed over as bytes: in its
+ * string mode it appended every line to the batch's string and measured the
+ * whole batch (Buffer.byteLength, which flattens it) on every write, about
+ * 2 KB copied and scanned per line; in buffer mode it adds up the lines'
+ * lengths and joins them once per write (2.3 → 0.6 µs per line in a
+ * micro-benchmark here; BENCHMARKS.md session 8). The batching, the periodic
+ * flush, the exit's flush and pino's handling of a closed pipe are
+ * sonic-boom's as before.
  */
-export function logDestination(dest: number | string = 1): ReturnType<typeof pino.destination> {
-  return pino.destination({ dest, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+export function logDestination(dest: number | string = 1): LogDestination {
+  const sonic = pino.destination({ dest, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS, contentMode: 'buffer' });
+  return {
+    // `sonic.write` looked up on each call: pino replaces it with a no-op on EPIPE.
+    write: (line) => {
+      // Buffer mode takes Buffers; its type declares only strings.
+      sonic.write(Buffer.from(line) as unknown as string);
+    },
+    flushSync: () => sonic.flushSync(),
+  };
 }
