@@ -56,6 +56,7 @@ import {
   stackTraceIn,
   startIsolatedService,
   type Text,
+  SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
 import type { TestService } from '../support/service';
@@ -65,17 +66,13 @@ let port: number;
 let tenants: [Tenant, Tenant];
 let useDisposableSessions: DisposableSessions;
 
-// An embedded database's start, migrations and seed took over jest's 60 s
-// once at load average 18 (a Node 24 loop of the fuzz files beside other suites).
-const START_TIMEOUT_MS = 180_000;
-
 beforeAll(async () => {
   // Per address unbounded (every request comes from one); per login small and short, so 429 comes and goes.
   service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } });
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
   useDisposableSessions = disposableSessions(service, tenants);
-}, START_TIMEOUT_MS);
+}, SERVICE_START_TIMEOUT_MS);
 afterAll(async () => {
   await service?.close();
 });

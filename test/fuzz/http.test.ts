@@ -69,6 +69,7 @@ import {
   type Text,
   textLength,
   tokenHash,
+  SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
 import type { TestService } from '../support/service';
@@ -82,10 +83,6 @@ let tenants: [Tenant, Tenant];
 
 /** Replaces the tenants' shared tokens in a request that would end or change its session (test/support/fuzz.ts). */
 let useDisposableSessions: DisposableSessions;
-
-// An embedded database's start, migrations and seed took over jest's 60 s
-// once at load average 18 (a Node 24 loop of the fuzz files beside other suites).
-const START_TIMEOUT_MS = 180_000;
 
 beforeAll(async () => {
   // Failed-password budgets that a run reaches now and then (429) and that
@@ -109,7 +106,7 @@ beforeAll(async () => {
     }
   }
   useDisposableSessions = disposableSessions(service, tenants);
-}, START_TIMEOUT_MS);
+}, SERVICE_START_TIMEOUT_MS);
 afterAll(async () => {
   await service?.close();
 });

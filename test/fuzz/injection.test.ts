@@ -37,6 +37,7 @@ import {
   stackTraceIn,
   startIsolatedService,
   tokenHash,
+  SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
 import type { TestService } from '../support/service';
@@ -126,10 +127,6 @@ let useDisposableSessions: DisposableSessions;
 const loginUsers = new Map<string, number>();
 const LOGIN_PASSWORD = 'injection-password';
 
-// An embedded database's start, migrations and seed took over jest's 60 s
-// once at load average 18 (a Node 24 loop of the fuzz files beside other suites).
-const START_TIMEOUT_MS = 180_000;
-
 beforeAll(async () => {
   // Failed-password budgets out of the way: the strings are tried as logins many times, from one address.
   service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
@@ -155,7 +152,7 @@ beforeAll(async () => {
   }
   tracker = new DigestTracker(service.db.pool);
   initial = await tracker.baseline();
-}, START_TIMEOUT_MS);
+}, SERVICE_START_TIMEOUT_MS);
 
 // ---------------------------------------------------------------------------
 // One request, every check.

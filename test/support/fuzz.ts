@@ -397,6 +397,13 @@ export class Outcomes {
 export const MAX_RESPONSE_MS = 5_000;
 
 /**
+ * How long a fuzz file's beforeAll may take to start its service: an embedded
+ * database's start, migrations and seed took over jest's 60 s once at load
+ * average 18 (a Node 24 loop of the fuzz files beside other suites).
+ */
+export const SERVICE_START_TIMEOUT_MS = 180_000;
+
+/**
  * fast-check settings: `runs` by default, `runs * longFactor` with
  * RELIABILITY_LONG=1 (3: CI runs it on every stop, and ten times as many cases
  * took the server run to 19 minutes; run it by hand with FUZZ_SEED or a loop
