@@ -206,7 +206,7 @@ describe('bounded memory per client', () => {
     expect(growthMB).toBeLessThan(32);
   }, FLOOD_TIMEOUT_MS);
 
-  test('100 distinct 1.9 MB GraphQL documents, each sent twice (the second sight compiles a document): the executor keeps none of them, and resident memory grows by less than 64 MB (Apollo’s parsed-document cache holds 30 MiB)', async () => {
+  test('100 distinct 1.9 MB GraphQL documents, each sent twice (the second sight compiles a document): the executor keeps none of them, the heap keeps no more than Apollo’s parsed-document cache (30 MiB) and nothing more over 100 more, and resident memory grows by less than 192 MB over both (keeping them: 380 MB)', async () => {
     service = await startService();
     t = await seedTenant(service.app.services);
     const document = (i: number, udid: string) => `query Q${i} { registeredUsers(udid: "${udid}") { id } }`;
@@ -215,22 +215,48 @@ describe('bounded memory per client', () => {
     await warmUp(async () => ({ ...(await send(document(-1, 'u'.repeat(65)))), status: 422 }));
     const before = await settledMemory();
     const filler = 'u'.repeat(1.9e6);
-    const statuses = await flood(200, 2, (i) => send(document(i >> 1, `${i >> 1}${filler}`)));
+    const round = (first: number) => flood(200, 2, (i) => send(document(first + (i >> 1), `${first + (i >> 1)}${filler}`)));
+    const statuses = await round(0);
     const after = await settledMemory();
-    const growthMB = (after.rss - before.rss) / MB;
+    // Resident memory is not a fine measure here: 380 MB of bodies pass
+    // through this process per round (the test's client and the service),
+    // and what the allocator and V8's page pools hold afterwards rose and fell
+    // by up to ~100 MB from one round to the next on both Node lines (a round
+    // +17 MB, the next +95; or +115, then -46), while heap and external
+    // memory grew +31 MB in the first round and +0.4 MB in the second every
+    // time. So the heap is bounded tightly — what JavaScript keeps is
+    // Apollo's 30 MiB cache of parsed documents, once — and resident memory
+    // over both rounds (two rounds' growth at most 129 MB in 9 runs) is
+    // bounded below what keeping the documents would cost (380 MB).
+    const secondStatuses = await round(100);
+    const second = await settledMemory();
+    const heapGrowthMB = (after.heap - before.heap) / MB;
+    const secondHeapGrowthMB = (second.heap - after.heap) / MB;
+    const totalGrowthMB = (second.rss - before.rss) / MB;
     figures.longDocuments = {
       requests: 200,
       documentBytes: 1.9e6,
       statuses,
       rssBeforeMB: +(before.rss / MB).toFixed(1),
       rssAfterMB: +(after.rss / MB).toFixed(1),
-      rssGrowthMB: +growthMB.toFixed(1),
-      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+      rssGrowthMB: +((after.rss - before.rss) / MB).toFixed(1),
+      heapGrowthMB: +heapGrowthMB.toFixed(1),
+      secondRound: {
+        requests: 200,
+        statuses: secondStatuses,
+        rssAfterMB: +(second.rss / MB).toFixed(1),
+        rssGrowthMB: +((second.rss - after.rss) / MB).toFixed(1),
+        heapGrowthMB: +secondHeapGrowthMB.toFixed(1),
+      },
+      rssGrowthBothRoundsMB: +totalGrowthMB.toFixed(1),
     };
     // Each answers the udid's BAD_USER_INPUT (HTTP 200, GraphQL's shape), on graphql-js: none was compiled.
     expect(statuses).toEqual({ 200: 200 });
+    expect(secondStatuses).toEqual({ 200: 200 });
     expect(service.app.graphqlExecution.compiled).toBe(0);
-    expect(growthMB).toBeLessThan(64);
+    expect(heapGrowthMB).toBeLessThan(40);
+    expect(secondHeapGrowthMB).toBeLessThan(8);
+    expect(totalGrowthMB).toBeLessThan(192);
   }, FLOOD_TIMEOUT_MS);
 });
 
