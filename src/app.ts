@@ -19,7 +19,7 @@ import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocument
 import { type CachingOptions, registerCaching, sendUnstored } from './http/caching';
 import { registerApolloRoute } from './http/apollo-route';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
-import { linkContext, operationLabelPlugin, registerObservability } from './http/observability';
+import { linkContext, logRedact, operationLabelPlugin, registerObservability } from './http/observability';
 import { parseQuery, registerBodyParsers } from './http/parsing';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
 import { registerSchemaEndpoint } from './http/schema-endpoint';
@@ -46,7 +46,7 @@ declare module 'fastify' {
 
 export interface AppOptions {
   database: Database;
-  /** Fastify's logger option: false in tests, pino settings in main. */
+  /** Fastify's logger option: false in tests, pino settings in main; the credential headers are redacted unless `redact` is given. */
   logger?: FastifyServerOptions['logger'];
   /** Serve GET /metrics (default true). */
   metrics?: boolean;
@@ -179,7 +179,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const { server: serverBounds, ...fastifyBounds } = serverTimeouts(timeouts);
   const fastify = Fastify({
-    logger: options.logger ?? false,
+    // The headers that carry secrets are redacted by every logger the app is
+    // given, named from the same list the context reads (SESSION_TOKEN_HEADERS).
+    logger: options.logger ? { redact: logRedact(sessionTokenHeaders), ...(options.logger === true ? {} : options.logger) } : false,
     // registerObservability logs one line per request instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (request) => {

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, resolveSecretsKey } from './config';
 import { toAppError } from './errors';
 import { openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
-import { LOG_REDACT, logDestination } from './http/observability';
+import { logDestination, logRedact } from './http/observability';
 import type { SharedRedis } from './scale/redis';
 import { ReadReplicas } from './scale/replicas';
 import { traceLogFields } from './tracing/spans';
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   // Before listening: requests that arrived before Redis answered would pass
   // uncounted (and miss revocations), so an instance waits for it (up to
   // REDIS_CONNECT_TIMEOUT_MS, then fails to start, for the supervisor to retry).
-  const startLog = pino({ level: config.LOG_LEVEL, redact: LOG_REDACT });
+  const startLog = pino({ level: config.LOG_LEVEL, redact: logRedact(config.SESSION_TOKEN_HEADERS) });
   let redis: SharedRedis | undefined;
   if (config.REDIS_URL !== undefined) {
     startLog.info({ timeoutMs: config.REDIS_CONNECT_TIMEOUT_MS }, 'waiting for redis');
@@ -112,7 +112,6 @@ async function main(): Promise<void> {
     logger: {
       level: config.LOG_LEVEL,
       stream: logStream,
-      redact: LOG_REDACT,
       // Trace ids on log lines only when there are traces (pino calls a mixin for every line).
       ...(tracing ? { mixin: traceLogFields } : {}),
     },

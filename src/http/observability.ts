@@ -10,7 +10,7 @@ import type { OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Context } from '../context';
+import { type Context, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { sendUnstored } from './caching';
 import { RequestDurations } from './durations';
 
@@ -130,11 +130,15 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
 }
 
 /**
- * pino paths main's logger redacts. The request lines carry no headers, but a
- * logged request object (a plugin's, an error's) would: its credentials never
- * reach a log (test/security/secrets.test.ts).
+ * pino paths main's logger redacts: the headers that carry a secret — the
+ * configured session-token headers (SESSION_TOKEN_HEADERS) and Authorization.
+ * The request lines carry no headers, but a logged request object (a
+ * plugin's, an error's) would: its credentials never reach a log
+ * (test/security/secrets.test.ts; test/rest/sessions.test.ts for a configured
+ * header). On-Behalf-Of names a user, not a secret: it stays.
  */
-export const LOG_REDACT = ['req.headers.authorization', 'req.headers["svc-token"]', 'req.headers["qb-token"]'];
+export const logRedact = (tokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS): string[] =>
+  [...tokenHeaders, 'authorization'].map((name) => `req.headers[${JSON.stringify(name)}]`);
 
 /**
  * How long a log line may wait in the buffer before it is written, at most:

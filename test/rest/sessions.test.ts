@@ -3,6 +3,7 @@
 // the configuration of the token headers. The rules themselves run on both
 // surfaces in test/behaviour/sessions.test.ts.
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { appOptionsFromConfig, createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { seedTenant, type Tenant } from '../support/seed';
@@ -45,13 +46,38 @@ describe('QB-Token', () => {
     expect([lookup.status, lookup.body]).toEqual([400, { errors: { base: [message] } }]);
   });
 
-  test('with SESSION_TOKEN_HEADERS=X-Session only that header carries a token', async () => {
-    const custom = await startService(appOptionsFromConfig(loadConfig({ SESSION_TOKEN_HEADERS: 'X-Session', RATE_LIMIT_ENABLED: 'false' })));
+  test('with SESSION_TOKEN_HEADERS=X-Session only that header carries a token, and CORS, caching and log redaction name it', async () => {
+    const config = loadConfig({ SESSION_TOKEN_HEADERS: 'X-Session', RATE_LIMIT_ENABLED: 'false', CORS_ORIGINS: 'https://app.example' });
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const custom = await startService({ ...appOptionsFromConfig(config), logger: { level: 'info', stream } });
     try {
       const tenant = await seedTenant(custom.app.services);
-      expect((await custom.call('GET', '/users/external/101.json', { headers: { 'X-Session': tenant.ownerToken } })).status).toBe(200);
+      const read = await custom.call('GET', '/users/external/101.json', { headers: { 'X-Session': tenant.ownerToken } });
+      expect(read.status).toBe(200);
+      // A shared cache keys answers by the header that says who is asking.
+      expect(read.headers.get('vary')?.toLowerCase().split(/,\s*/)).toContain('x-session');
       const ignored = await custom.call('GET', '/users/external/101.json', { headers: { 'QB-Token': tenant.ownerToken } });
       expect([ignored.status, ignored.body]).toEqual([401, { errors: { base: ['Token is required: send SVC-Token or Authorization: ApiKey <key>'] } }]);
+      // A browser app may send it cross-origin.
+      const preflight = await custom.call('OPTIONS', '/users/external/101.json', {
+        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'x-session' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase().split(/,\s*/)).toContain('x-session');
+      // A plugin logging request headers with its own serializer (Fastify's
+      // drops them) never shows the token: the logger redacts the configured name.
+      const pluginLog = custom.app.fastify.log.child({}, { serializers: { req: (req: { headers: unknown }) => ({ headers: req.headers }) } });
+      pluginLog.info({ req: { headers: { 'x-session': tenant.ownerToken, authorization: `ApiKey ${tenant.apiKey}` } } }, 'a logged request');
+      const logged = lines.find((line) => line.includes('a logged request'));
+      expect(logged).toBeDefined();
+      expect(logged).not.toContain(tenant.ownerToken);
+      expect(logged).not.toContain(tenant.apiKey);
     } finally {
       await custom.close();
     }

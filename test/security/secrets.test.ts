@@ -17,7 +17,6 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { type App, type AppOptions, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
-import { LOG_REDACT } from '../../src/http/observability';
 import { hashSecret, newSecret } from '../../src/services/secrets';
 import { recordFigures } from '../support/figures';
 import { expectUntouched } from '../support/messages';
@@ -32,7 +31,8 @@ const logStream = new Writable({
     done();
   },
 });
-const logger = { level: 'trace', stream: logStream, redact: LOG_REDACT };
+// No redact setting: createApp's own (the configured session-token headers and Authorization) is what is tested.
+const logger = { level: 'trace', stream: logStream };
 
 let database: Database;
 const opened: { app: App; database?: Database }[] = [];
