@@ -1,4 +1,4 @@
-# The deployable tree of README's "Deploying", as an image. Not built where it
+# The deployable tree of docs/operation.md's "Deploying", as an image. Not built where it
 # was written (no Docker there, no registry but npm's): keep it to the steps
 # scripts/check-production-install.sh proves.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proves the deployable tree README's "Deploying" section describes: in a
+# Proves the deployable tree docs/operation.md's "Deploying" section describes: in a
 # clone of the last commit, `npm install` (its postinstall generates the Prisma
 # client and compiles dist/), then `npm prune --omit=dev --omit=optional`, then
 # src/ removed (nothing may read it at run time). What is left must hold no

@@ -5,7 +5,7 @@
 // --omit=optional` in a tree that already holds dist/) there is nothing to
 // generate or compile, and no tool to do it with: it checks that dist/ is
 // there. A production install of an unbuilt tree fails here, naming the way
-// to build one (README, Deploying), rather than at the first start.
+// to build one (docs/operation.md, Deploying), rather than at the first start.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,7 +29,7 @@ if (has('prisma/build/index.js') && has('@swc/core')) {
   console.error(
     'postinstall: no dist/ here, and no way to build one: this install left out the dev dependencies ' +
       '(prisma, @swc/core). A production install is made from a built tree: `npm install` (builds dist/), then ' +
-      '`npm prune --omit=dev --omit=optional` (README, Deploying).',
+      '`npm prune --omit=dev --omit=optional` (docs/operation.md, Deploying).',
   );
   process.exit(1);
 }

@@ -6,7 +6,7 @@
 // `prisma` (the CLI, the only supported way to run the `prisma-client`
 // generator) is a dev dependency: the client is generated and compiled where
 // the dev dependencies are, and a production tree runs the compiled client on
-// @prisma/client's runtime alone (README, Deploying). Hosts that have Prisma's
+// @prisma/client's runtime alone (docs/operation.md, Deploying). Hosts that have Prisma's
 // engines can still run `prisma migrate deploy` from a development install.
 //
 // The CLI fetches its schema-engine binary on start, even for `generate`,

@@ -30,7 +30,7 @@ const schema = z.object({
   DEMO_SEED: flag.default(true),
   // How far V8 lets the old generation grow past what survived the last full
   // GC before the next one (percent; 0: V8's own, dynamic factor of up to 4×).
-  // README: Decisions, Memory.
+  // docs/decisions.md: Decisions, Memory.
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** The GraphQL explorer page (default: on, off when NODE_ENV=production). */

@@ -1,7 +1,7 @@
 vcl 4.1;
 
 # Varnish in front of the service, keeping some authenticated answers for a
-# few seconds, one copy per credential (README: HTTP caches). The service marks
+# few seconds, one copy per credential (docs/operation.md: HTTP caches). The service marks
 # every such answer `Cache-Control: private, no-store`, which Varnish's builtin
 # VCL obeys; this file overrides that for the paths it names, and nothing else.
 # The price: for up to the TTL a caller may be answered after their session

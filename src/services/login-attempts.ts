@@ -199,7 +199,7 @@ export class SharedLoginAttempts implements FailureBudget {
       });
       return seconds;
     } catch {
-      // Redis unreachable: this instance's own count answers (README, "Failed-password budgets").
+      // Redis unreachable: this instance's own count answers (docs/operation.md, "Failed-password budgets").
       return this.local.retryAfter(subjects);
     }
   }

@@ -1,5 +1,5 @@
 // Phone numbers: what a phone may look like, and the key two phones are
-// matched by (README: Decisions, "Phone numbers").
+// matched by (docs/decisions.md: Decisions, "Phone numbers").
 //
 // People store numbers formatted ("+44 20 7946 0958", "(555) 123-4567"), and
 // the same number is written differently in different books. A phone is kept

@@ -96,7 +96,7 @@ export type Refusal = [what: string, headers: (t: Tenant) => Headers, code: Erro
 
 /**
  * Credentials every operation of the chat and the address book refuses alike,
- * before it runs (README, Errors): one of each kind.
+ * before it runs (docs/errors.md, Errors): one of each kind.
  */
 export const REFUSED_CREDENTIALS: Refusal[] = [
   ['no credentials', () => ({}), 'UNAUTHENTICATED', MESSAGES.noCredentials],

@@ -406,7 +406,7 @@ test('after SIGTERM, new connections are refused or answered 503 in the document
   expect(run.probes.filter((p) => !['200', '503', ...refused].includes(p.result))).toEqual([]);
   const firstRefused = run.probes.findIndex((p) => p.result !== '200');
   if (firstRefused >= 0) expect(run.probes.slice(firstRefused).filter((p) => p.result === '200')).toEqual([]);
-  // Every 503 carries a documented error shape (README, Errors): `{"errors":[…]}`
+  // Every 503 carries a documented error shape (docs/errors.md, Errors): `{"errors":[…]}`
   // on the delete and address-book paths, `{"code","message"}` on the lookup,
   // `{"errors":[{message, extensions: {code}}]}` on /graphql.
   const documented = (o: Outcome) => {

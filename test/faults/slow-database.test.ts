@@ -140,7 +140,7 @@ const KINDS: Kind[] = [
   },
 ];
 
-/** The documented DATABASE_TIMEOUT answer of each route (README, Errors); true when `body` is exactly that. */
+/** The documented DATABASE_TIMEOUT answer of each route (docs/errors.md, Errors); true when `body` is exactly that. */
 function isTimeoutAnswer(style: Style, status: number, body: any): boolean {
   const message = MESSAGES.databaseTimeout;
   if (style === 'list') return status === 503 && JSON.stringify(body) === JSON.stringify({ errors: [message] });

@@ -1,7 +1,7 @@
 // Property-based fuzzing of the REST surface: random requests (the real route
 // templates with random segments, unknown paths, every method, random and
 // valid credentials, query strings, bodies of every kind and size) sent raw
-// over node:http. For EVERY response: a status of README's Errors table, a
+// over node:http. For EVERY response: a status of docs/errors.md's Errors table, a
 // JSON body in the documented shape of the route family (success bodies
 // included), no stack trace, a bounded time, the process still healthy, no
 // user of another application, and the database unchanged when the request
@@ -186,7 +186,7 @@ function pathOf(parts: PathPart[]): string {
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'] as const;
 
-/** Each route: its path (the first part of a descriptor's path), method, and error family (README, Errors; Sessions). */
+/** Each route: its path (the first part of a descriptor's path), method, and error family (docs/errors.md, Errors; Sessions). */
 const ROUTES: Record<KnownRoute, { path: string; method: string; family: 'list' | 'object' | 'session' }> = {
   delete: { path: '/chat/Message/', method: 'DELETE', family: 'list' },
   registered: { path: '/address_book/registered_users.json', method: 'GET', family: 'list' },
@@ -647,7 +647,7 @@ function recordCreation(prepared: Prepared, res: RawResponse): void {
 
 const SESSION_KEYS = '_id,application_id,created_at,id,nonce,token,ts,updated_at,user_id';
 
-/** QuickBlox's session object (README, Sessions): exactly its keys, with their types. */
+/** QuickBlox's session object (docs/rest.md, Sessions): exactly its keys, with their types. */
 function checkSessionRecord(session: Record<string, unknown> | undefined): asserts session is Record<string, any> {
   check(session && Object.keys(session).sort().join() === SESSION_KEYS, `session keys: ${excerpt(session)}`);
   check(Number.isInteger(session.id) && session._id === String(session.id), `session id and _id: ${excerpt(session)}`);
@@ -672,7 +672,7 @@ function expectedRejected(contacts: unknown[]): Record<string, string[]> | undef
     const reasons: string[] = [];
     if (typeof phone !== 'string' || !/^(?=.{10,32}$)\+?(?:[ ().-]*[0-9]){10,15}[ ().-]*$/.test(phone)) reasons.push('phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)');
     if (destroy !== 1 && destroy !== '1') {
-      // Characters are code points (README, Limits): an emoji is one.
+      // Characters are code points (docs/operation.md, Limits): an emoji is one.
       if (typeof name !== 'string' || name.length === 0 || [...name].length > 255) reasons.push('name must be 1 to 255 characters');
       else if (name.includes('\u0000')) reasons.push('name must not contain NUL characters');
     }
@@ -704,7 +704,7 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       const notFound: unknown = body.NotFound?.ids;
       check(Array.isArray(deleted) && Array.isArray(notFound) && [...deleted, ...notFound].every((id) => typeof id === 'string'), `ids lists: ${excerpt(body)}`);
       check(Object.keys(body.SuccessfullyDeleted).join() === 'ids' && Object.keys(body.NotFound).join() === 'ids', `delete result shape: ${excerpt(body)}`);
-      // Every id named once, in exactly one of the lists (README: "Ids named twice are reported once").
+      // Every id named once, in exactly one of the lists (docs/decisions.md: "Ids named twice are reported once").
       // The router decodes the segment, then the route drops its ".json" (so "%2Ejson" is a suffix too).
       const file = pathOf(d.path).slice('/chat/Message/'.length);
       const requested = new Set(decodeURIComponent(file).replace(/\.json$/, '').split(','));
@@ -789,7 +789,7 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       const row = await sessionRow(tokenHash(session.token));
       check(row && row.application_id === session.application_id && (row.user_id ?? 0) === session.user_id, `the session stored is not the one answered: ${excerpt(row)}`);
       // One session more; for a user already holding SESSIONS_PER_USER, one of
-      // theirs ended in its place (README, Sessions: the least recently used),
+      // theirs ended in its place (docs/rest.md, Sessions: the least recently used),
       // never a tenant's shared session (used every few requests), and none
       // below the cap.
       const ended = before.sessions!.rows + 1 - after.sessions!.rows;
@@ -892,14 +892,14 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
       check(res.status === (route === 'createSession' ? 201 : 200), `${res.status} from ${route}`);
       await checkSuccess(d, route, res, prepared, disposable, { before, after });
     } else if (d.method !== 'HEAD') {
-      // The family of the path, whatever the method (README, Errors: "the user lookup, session and login paths answer …");
+      // The family of the path, whatever the method (docs/errors.md, Errors: "the user lookup, session and login paths answer …");
       // of a path no route has, the lookup's by its prefix ("lookup paths: {"code":"NOT_FOUND",…}"), else the list.
       const family = d.route !== 'unknown' ? ROUTES[d.route].family : pathOf(d.path).startsWith('/users/external/') ? 'object' : 'list';
       if (family === 'list') checkListError(res.status, res.json);
       else checkObjectError(res.status, res.json, family === 'session' ? 'session' : 'lookup');
     }
     if (route === 'createSession' && (prepared.session || prepared.replay)) checkSessionAnswer(prepared, res, reused);
-    // An input past its maximum is refused before any password check (README, Limits): never a 200, a 429 or "Unauthorized".
+    // An input past its maximum is refused before any password check (docs/operation.md, Limits): never a 200, a 429 or "Unauthorized".
     const oversized = route === 'login' ? prepared.login?.oversized : undefined;
     if (oversized) {
       const errors = (res.json as { errors?: Record<string, unknown> } | undefined)?.errors;
@@ -1061,7 +1061,7 @@ describe('answers outside the property', () => {
     expect({ status: other.status, diff: (await tracker.advance()).diff }).toEqual({ status: 200, diff: expect.stringMatching(/^table sessions: same \d+ rows, contents changed$/) });
   });
 
-  // README (Limits): "431 {"errors":["Request line and headers too large"]}, and
+  // docs/operation.md (Limits): "431 {"errors":["Request line and headers too large"]}, and
   // the connection is closed (Node's HTTP parser refuses it before any route)":
   // the list shape on every path, the lookup's included. The property keeps
   // requests under the limit; this is the over-limit case.

@@ -268,11 +268,11 @@ function expectDeleteResult(res: RawResponse, named: string[]): void {
 
 /** udid: up to 64 characters (code points, as PostgreSQL counts them), no NUL; the empty string is the global book. */
 const validUdid = (s: string) => [...s].length <= 64 && !s.includes('\u0000');
-/** Text an input takes: no NUL, at most `max` characters (code points: README, Limits). */
+/** Text an input takes: no NUL, at most `max` characters (code points: docs/operation.md, Limits). */
 const validText = (s: string, max: number) => !s.includes('\u0000') && [...s].length <= max;
-/** Characters are code points (README, Limits). */
+/** Characters are code points (docs/operation.md, Limits). */
 const validName = (s: string) => s.length >= 1 && [...s].length <= 255 && !s.includes('\u0000');
-/** A phone as the rule takes it (README: Decisions, "Phones"): some payloads are ("+10000000102--"), and are stored as given. */
+/** A phone as the rule takes it (docs/decisions.md: Decisions, "Phones"): some payloads are ("+10000000102--"), and are stored as given. */
 const validPhone = (s: string) => PHONE_PATTERN.test(s);
 const NAME_RULE = 'name must be 1 to 255 characters';
 /** Why a contact with this name is not taken (an upload stores the others and reports these). */

@@ -225,7 +225,7 @@ describe('a request changed after signing', () => {
         if (c.how === 'replace' && c.char.toLowerCase() === sig[at]!.toLowerCase()) return undefined;
         const signature = c.how === 'delete' ? sig.slice(0, at) + sig.slice(at + 1) : sig.slice(0, at) + c.char + sig.slice(at + (c.how === 'replace' ? 1 : 0));
         parameters.signature = signature;
-        // Longer than any signature (README, Limits): refused as malformed, naming it, before the application is looked up.
+        // Longer than any signature (docs/operation.md, Limits): refused as malformed, naming it, before the application is looked up.
         return { parameters, expected: [...signature].length > LIMITS.signatureLength ? 'BAD_USER_INPUT' : 'INVALID_SIGNATURE' };
       }
       case 'parameter': {

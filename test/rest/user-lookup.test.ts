@@ -38,7 +38,7 @@ describe('the answer', () => {
 });
 
 // The spec names the lookup's error shapes without saying which condition has
-// which: the three, as README's Errors section documents them.
+// which: the three, as docs/errors.md's Errors section documents them.
 describe('the error bodies of the lookup', () => {
   test('not found is {"code","message"} with 404', async () => {
     const t = await seedTenant(service.app.services);

@@ -1,4 +1,4 @@
-// The input limits of the README (Limits, Errors, Decisions) on both surfaces,
+// The input limits of docs/operation.md (Limits, Errors, Decisions) on both surfaces,
 // each in its documented shape, and that a refused request stores nothing.
 //
 // Already proven elsewhere, not repeated here:

@@ -1,4 +1,4 @@
-// Deleted content is deleted (README: Decisions, "Deleted messages"). A client
+// Deleted content is deleted (docs/decisions.md: Decisions, "Deleted messages"). A client
 // deletes a message for everyone, over REST or GraphQL, or every occupant
 // hides it for themselves; then the database is read as an attacker with a
 // copy of it would read it: the text must be gone, while the row keeps what

@@ -1,4 +1,4 @@
-// A user's live sessions are capped (SESSIONS_PER_USER_MAX, README: Decisions,
+// A user's live sessions are capped (SESSIONS_PER_USER_MAX, docs/decisions.md: Decisions,
 // "Sessions"): QuickBlox SDK apps open a session on every start, so a client
 // that opens session after session must not grow the table without bound.
 // Opening (POST /session.json, createSession) or logging into (POST

@@ -1,4 +1,4 @@
-// Nothing only grows (README: Decisions, "Sweeper"): expired sessions, used
+// Nothing only grows (docs/decisions.md: Decisions, "Sweeper"): expired sessions, used
 // (timestamp, nonce) pairs past the window and deleted messages' text past its
 // retention are removed in batches by a sweeper that main starts on every
 // instance and that works on one instance at a time (an advisory lock), with

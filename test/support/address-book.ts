@@ -24,7 +24,7 @@ export const OUTSIDER_PHONE = '+10000000103';
 /** A valid phone that no seeded user has. */
 export const STRANGER_PHONE = '+19999999999';
 
-/** Why a contact is rejected (README: Uploads). */
+/** Why a contact is rejected (docs/decisions.md: Uploads). */
 export const PHONE_RULE = 'phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)';
 export const NAME_RULE = 'name must be 1 to 255 characters';
 

@@ -19,7 +19,7 @@ export type Digest = Record<string, TableDigest>;
 
 /**
  * Columns left out of the digest: the bookkeeping a successfully
- * authenticated session request writes on purpose (README, Decisions:
+ * authenticated session request writes on purpose (docs/decisions.md, Decisions:
  * "each request slides the expiry; each request with a user session sets the
  * user's last_request_at"), written either by the request itself (a credential
  * cache miss: src/services/auth.ts TOUCH_SESSION) or by the batched flush up

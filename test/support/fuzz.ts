@@ -152,7 +152,7 @@ export function latin1Header(value: string): string {
 // What a response may be.
 
 /**
- * The REST statuses of README's Errors table (rate limits are off in these
+ * The REST statuses of docs/errors.md's Errors table (rate limits are off in these
  * tests: no 429; no database fault: no 503). POST /session.json also answers
  * 201, and it and POST /login.json 429 past the failed-password budgets
  * (SESSION_STATUSES).
@@ -189,7 +189,7 @@ export const GRAPHQL_CODES = new Set([
   'OPERATION_RESOLUTION_FAILURE',
   'PERSISTED_QUERY_NOT_FOUND',
   'PERSISTED_QUERY_NOT_SUPPORTED',
-  // createSession's refusals (README, GraphQL reference), and the failed-password budgets.
+  // createSession's refusals (docs/graphql.md, GraphQL reference), and the failed-password budgets.
   'UNKNOWN_APPLICATION',
   'INVALID_SIGNATURE',
   'TIMESTAMP_OUT_OF_WINDOW',
@@ -199,7 +199,7 @@ export const GRAPHQL_CODES = new Set([
   'COST_LIMIT_EXCEEDED',
 ]);
 
-/** Messages each REST error status may carry (README's Errors table); 422 messages name the input and vary. */
+/** Messages each REST error status may carry (docs/errors.md's Errors table); 422 messages name the input and vary. */
 const REST_MESSAGES: Record<number, (message: string) => boolean> = {
   // "Malformed request path" (an invalid percent-escape) and "Malformed HTTP
   // request" (bytes Node's parser refuses) are src/app.ts's; README's table has
@@ -498,7 +498,7 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
     { weight: 2, arbitrary: fc.tuple(tokenHeader.chain(headerCase), randomValue).map(([n, v]): Credentials => ({ label: 'random token', headers: [[n, v]] })) },
     {
       weight: 1,
-      // Two session-token headers at once: 400, whatever their values (README, Credentials: exactly one).
+      // Two session-token headers at once: 400, whatever their values (docs/operation.md, Credentials: exactly one).
       arbitrary: fc.tuple(fc.constantFrom(a, b), fc.constantFrom('same', 'other', 'random'), fc.boolean()).map(([t, which, svcFirst]): Credentials => {
         const other = which === 'same' ? t.ownerToken : which === 'other' ? t.memberToken : 'nonsense';
         const pair: [string, string][] = [['SVC-Token', t.ownerToken], ['QB-Token', other]];
@@ -538,7 +538,7 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
   return { credentials, randomValue };
 }
 
-/** Request line and headers stay under the service's 64 KiB (README, Limits: over it is 431, tested on its own). */
+/** Request line and headers stay under the service's 64 KiB (docs/operation.md, Limits: over it is 431, tested on its own). */
 const HEADER_BUDGET = 62 * 1024;
 
 /**
@@ -600,7 +600,7 @@ export interface SessionUserSpec {
   password: 'right' | string;
 }
 
-/** Parameters a session request can get wrong in form: each answered 422 naming `field` (README, Sessions). */
+/** Parameters a session request can get wrong in form: each answered 422 naming `field` (docs/rest.md, Sessions). */
 const MALFORMATIONS = {
   'application_id not a number': { field: 'application_id', set: { application_id: 'app' } },
   'application_id 0': { field: 'application_id', set: { application_id: '0' } },
@@ -631,7 +631,7 @@ const MALFORMATIONS = {
   'a password without login': { field: 'login', user: { 'user[password]': 'password123' } },
   'an empty login': { field: 'login', user: { 'user[login]': '', 'user[password]': 'password123' } },
   'a login with NUL': { field: 'login', user: { 'user[login]': 'ow\u0000ner', 'user[password]': 'password123' } },
-  // One character past each maximum (README, Limits), in characters: code points, emoji included.
+  // One character past each maximum (docs/operation.md, Limits), in characters: code points, emoji included.
   'auth_key of 65 characters': { field: 'auth_key', set: { auth_key: 'k'.repeat(65) } },
   'signature of 65 characters': { field: 'signature', set: { signature: 'a'.repeat(65) } },
   'a login of 256 characters': { field: 'login', user: { 'user[login]': '\u{1F600}'.repeat(256), 'user[password]': 'password123' } },
