@@ -11,16 +11,15 @@ import { AppError } from '../errors';
 import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
-import { INT32_MAX } from '../services/validate';
+import { positiveInt32 } from '../services/validate';
 import { userRecord } from './user-record';
 
 type Action = (services: Services, database: Database) => Promise<object>;
 
 function positiveInt(value: string): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > INT32_MAX) {
-    throw new InvalidArgumentError('expected a positive integer');
-  }
-  return Number(value);
+  const id = positiveInt32(value);
+  if (id === undefined) throw new InvalidArgumentError('expected a positive integer');
+  return id;
 }
 
 function intList(value: string): number[] {

@@ -19,7 +19,7 @@ import { AppError, MESSAGES } from '../errors';
 import type { Caller, SessionRef } from './caller';
 import type { RevocationBus } from '../scale/revocations';
 import { hashSecret } from './secrets';
-import { INT32_MAX, LIMITS } from './validate';
+import { LIMITS, positiveInt32 } from './validate';
 
 /** The credential headers of a request, as sent (undefined when absent). */
 export interface Credentials {
@@ -42,7 +42,6 @@ const FLUSH_ATTEMPTS = 4;
 export const API_KEY_MESSAGE = 'apikey:';
 
 const API_KEY_PATTERN = new RegExp(`^ApiKey ([\\x21-\\x7e]{1,${LIMITS.apiKeyLength}})$`);
-const USER_ID_PATTERN = /^[1-9][0-9]{0,9}$/;
 
 export interface AuthOptions {
   /** How long a checked credential is trusted without asking the database (0: never cached). */
@@ -133,7 +132,7 @@ export class AuthService {
     let userId: number | null = null;
     if (onBehalfOf !== undefined) {
       // A malformed id names no user: the same answer as an unknown one.
-      userId = USER_ID_PATTERN.test(onBehalfOf) && Number(onBehalfOf) <= INT32_MAX ? Number(onBehalfOf) : 0;
+      userId = positiveInt32(onBehalfOf) ?? 0;
     }
     // Keyed by the parsed id, not the header as sent: a fixed size per entry.
     const cacheKey = `${hash}:${userId ?? ''}`;

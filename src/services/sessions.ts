@@ -79,7 +79,6 @@ export interface SessionsOptions {
 /** SESSIONS_PER_USER_MAX's default. */
 export const SESSIONS_PER_USER_DEFAULT = 100;
 
-const APPLICATION_ID = /^[1-9][0-9]{0,9}$/;
 const TIMESTAMP = /^[0-9]{1,12}$/;
 const NONCE = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonceLength}}$`);
 
@@ -267,10 +266,9 @@ export class SessionsService {
 }
 
 function parseApplicationId(value: string): number {
-  if (!APPLICATION_ID.test(value) || Number(value) > validate.INT32_MAX) {
-    throw badInput('applicationId', 'application_id must be a positive integer');
-  }
-  return Number(value);
+  const id = validate.positiveInt32(value);
+  if (id === undefined) throw badInput('applicationId', 'application_id must be a positive integer');
+  return id;
 }
 
 /**

@@ -5,6 +5,19 @@ import { badInput } from '../errors';
 /** PostgreSQL integer and GraphQL Int: the bound of every integer id. */
 export const INT32_MAX = 2_147_483_647;
 
+const DECIMAL_ID = /^[1-9][0-9]{0,9}$/;
+
+/**
+ * An id written as decimal text (a form field, a header, a CLI argument):
+ * 1 to INT32_MAX, digits only, no sign, no leading zero, no spaces; anything
+ * else is undefined, for the caller to refuse in its own words.
+ */
+export function positiveInt32(text: string): number | undefined {
+  if (!DECIMAL_ID.test(text)) return undefined;
+  const n = Number(text);
+  return n <= INT32_MAX ? n : undefined;
+}
+
 /**
  * The longest (or largest) value each input can validly have, in one place:
  * every input is measured against its maximum before any work or storage,
