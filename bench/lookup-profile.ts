@@ -137,7 +137,10 @@ function load(db: Db, target: Target) {
 async function start(db: Db, target: Target, flags: string[], wrapper: string[] = []): Promise<Server> {
   if (target === 'graphql' || target === 'rest') {
     // --service DIR: another checkout's service (a snapshot of a commit with this node_modules linked in).
-    const script = values.service ? { script: path.join(path.resolve(values.service), 'src/main.ts') } : {};
+    // Its compiled dist/ when it has one (as this checkout's runs: tsx adds
+    // its own per-call work), else its sources through tsx.
+    const other = values.service ? path.resolve(values.service) : undefined;
+    const script = other ? { script: existsSync(path.join(other, 'dist/main.js')) ? path.join(other, 'dist/main.js') : path.join(other, 'src/main.ts') } : {};
     return startService(db.databaseUrl, 10, false, flags, {}, 'service', wrapper.length ? { wrapper, timeoutMs: 900_000, ...script } : script);
   }
   return startPeer(target as PeerName, db.databaseUrl, 10, false, flags, wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});

@@ -14,6 +14,7 @@ import { failureHandling, formatGraphQLError } from './http/failures';
 import { costLimitPlugin } from './graphql/cost';
 import { compiledExecution, type ExecutionStats } from './graphql/execute';
 import { graphqlArmor, parseOptions } from './graphql/limits';
+import { rememberApolloQueryHashes } from './graphql/query-hash';
 import { buildSchema } from './graphql/schema';
 import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
 import { type CachingOptions, registerCaching, sendUnstored } from './http/caching';
@@ -332,6 +333,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const armor = graphqlArmor(introspection);
   const trusted = registerTrustedDocuments(fastify, options.trustedDocuments ?? { mode: 'off' });
   const execution = compiledExecution(schema, { compile: options.compiledQueries ?? true });
+  // Apollo's SHA-256 of each request's query text, remembered by text.
+  rememberApolloQueryHashes();
   const apollo = new ApolloServer<Context>({
     // The schema comes through the gateway interface with the compiled
     // executor (src/graphql/execute.ts): Apollo parses, validates and formats;

@@ -3,6 +3,7 @@
 import { Pool } from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../__generated__/prisma/client';
+import { DescribedOnceQuery } from './described-query';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
 import { setPoolBounds } from './sql';
@@ -106,6 +107,11 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       // Unnamed: the same statement text, sent without its name, so that no
       // server connection is asked to remember it.
       const [config] = args;
+      if (unnamed && config instanceof DescribedOnceQuery) {
+        // The service's own statements: the same object, its name taken away.
+        config.name = undefined;
+        return query(...args);
+      }
       if (unnamed && typeof config === 'object' && config !== null && 'name' in config) {
         const { name: _name, ...rest } = config as { name?: string };
         return query(rest, ...args.slice(1));

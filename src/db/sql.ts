@@ -6,7 +6,8 @@
 // indexed lookup costs ~380–570 µs through the Prisma client ($queryRaw /
 // findUnique) against ~90 µs as a named statement on pg (see BENCHMARKS.md).
 // A named statement is parsed and planned once per connection.
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, Submittable } from 'pg';
+import { DescribedOnceQuery } from './described-query';
 import type * as Models from '../__generated__/prisma/client';
 
 // ---------------------------------------------------------------------------
@@ -252,13 +253,13 @@ export async function run<Params extends readonly unknown[], Row>(
   values: Params,
 ): Promise<Row[]> {
   const timeout = clientTimeouts.get(client);
-  const result = await client.query({
-    name: sql.name,
-    text: sql.text,
-    values: values as unknown as unknown[],
-    ...(timeout === undefined ? {} : { query_timeout: timeout }),
-  } as { name: string; text: string; values: unknown[] });
-  return result.rows as Row[];
+  // Its row description asked for once per connection (src/db/described-query.ts).
+  const query = new DescribedOnceQuery({ name: sql.name, text: sql.text, values: values as unknown as unknown[] });
+  if (timeout !== undefined) query.query_timeout = timeout;
+  return new Promise<Row[]>((resolve, reject) => {
+    query.callback = (error, result) => (error ? reject(error) : resolve((result as { rows: Row[] }).rows));
+    client.query(query as unknown as Submittable);
+  });
 }
 
 /** A simple-protocol command (BEGIN, COMMIT, a check) under the client-side bound. */

@@ -27,6 +27,7 @@ import { parse } from 'graphql';
 import { ConfigError, type Config } from '../config';
 import type { Context } from '../context';
 import { AppError } from '../errors';
+import { sha256Hex } from './query-hash';
 
 export type TrustedDocumentsMode = 'off' | 'allow' | 'enforce';
 
@@ -150,7 +151,8 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
       hash = sha256Hash;
     }
     if (sent.query === undefined || (hash === undefined && !enforce)) return;
-    const textHash = sha256(sent.query);
+    // Remembered by text: Apollo then hashes the same text again (src/graphql/query-hash.ts).
+    const textHash = sha256Hex(sent.query);
     if (hash !== undefined && hash !== textHash) {
       throw new AppError('BAD_REQUEST', 'The persisted query hash is not the SHA-256 of the query sent with it');
     }
