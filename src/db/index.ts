@@ -1,8 +1,7 @@
 // One database handle per process: a pg pool, the Prisma client on top of it,
 // and, when no DATABASE_URL is given, the embedded PGlite behind both.
 import { Pool } from 'pg';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from '../__generated__/prisma/client';
+import type { PrismaClient } from '../__generated__/prisma/client';
 import { DescribedOnceQuery } from './described-query';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
@@ -10,6 +9,33 @@ import { setPoolBounds } from './sql';
 import { PG_TYPES } from './types';
 
 export type { PrismaClient };
+
+type PrismaModules = { client: typeof import('../__generated__/prisma/client'); adapter: typeof import('@prisma/adapter-pg') };
+let prismaModules: PrismaModules | undefined;
+
+/**
+ * The Prisma client's modules, loaded on first use: Prisma serves
+ * provisioning, the admin CLI and the demo's writes, and the lookups never
+ * reach it, so a service that only answers reads does not hold its runtime
+ * (~2 MB of start-up allocations, kept by V8's young generation at rest).
+ * require, not import(): see main.ts's tracing.
+ */
+function loadPrisma(): PrismaModules {
+  return (prismaModules ??= {
+    client: require('../__generated__/prisma/client') as PrismaModules['client'],
+    adapter: require('@prisma/adapter-pg') as PrismaModules['adapter'],
+  });
+}
+
+/**
+ * The code of a Prisma known-request error (P2002: unique violation, …),
+ * undefined for anything else. Loads nothing: an error of Prisma's comes
+ * from a client that is loaded already.
+ */
+export function prismaErrorCode(error: unknown): string | undefined {
+  const known = prismaModules?.client.Prisma.PrismaClientKnownRequestError;
+  return known !== undefined && error instanceof known ? error.code : undefined;
+}
 
 export interface DatabaseOptions {
   /** A PostgreSQL server; undefined opens the embedded database at `dataDir`. */
@@ -62,6 +88,10 @@ export const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 }
 export const clientBoundMs = (statementTimeoutMs: number): number => statementTimeoutMs + 5_000;
 
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  // Prisma loads on first use, but a deployment without its generated client
+  // (or its adapter) fails here, at start, not on the first write.
+  require.resolve('../__generated__/prisma/client');
+  require.resolve('@prisma/adapter-pg');
   let embedded: EmbeddedDatabase | undefined;
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
   const timeoutMs = options.statementTimeoutMs ?? 5_000;
@@ -121,9 +151,15 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   });
   try {
     const applied = options.migrate === false ? [] : await migrate(pool);
-    const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+    let prisma: PrismaClient | undefined;
     return {
-      prisma,
+      get prisma() {
+        if (prisma === undefined) {
+          const { client, adapter } = loadPrisma();
+          prisma = new client.PrismaClient({ adapter: new adapter.PrismaPg(pool) });
+        }
+        return prisma;
+      },
       pool,
       embedded: embedded !== undefined,
       url: embedded ? undefined : options.url,
@@ -141,7 +177,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
         }
       },
       async close() {
-        await prisma.$disconnect();
+        await prisma?.$disconnect();
         await pool.end();
         await embedded?.close();
       },

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { credentialHeaders, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { ERRORS, type ErrorCode, MESSAGES } from '../errors';
-import { PRIVATE_NO_STORE, publicDocument, sendDocument } from '../http/caching';
+import { PRIVATE_NO_STORE, type PublicDocument, publicDocument, sendDocument } from '../http/caching';
 import { componentSchemas, type Header, json, type OpenApiDocument, type Operation, type Response, ref, type Schema, type SecurityRequirement, type SecurityScheme } from './openapi-schema';
 import { type Callers, REST_ROUTES, type RestRoute } from './routes';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
@@ -190,6 +190,14 @@ export function buildOpenApiDocument(
 }
 
 export function registerOpenApi(fastify: FastifyInstance, sessionTokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS): void {
-  const document = publicDocument(JSON.stringify(buildOpenApiDocument(REST_ROUTES, sessionTokenHeaders)), 'application/json; charset=utf-8');
-  fastify.get('/openapi.json', async (request, reply) => sendDocument(request, reply, document));
+  // Built on its first request, then kept: few instances are ever asked for
+  // it, and building it at start (the SDL's types walked into JSON Schema,
+  // then serialised and hashed) was garbage that start-up left in V8's young
+  // generation, resident until a collection that an idle service may never run.
+  // It depends on nothing but the code and the header names, which
+  // loadConfig has checked: nothing that could fail at start fails later.
+  let document: PublicDocument | undefined;
+  fastify.get('/openapi.json', async (request, reply) =>
+    sendDocument(request, reply, (document ??= publicDocument(JSON.stringify(buildOpenApiDocument(REST_ROUTES, sessionTokenHeaders)), 'application/json; charset=utf-8'))),
+  );
 }

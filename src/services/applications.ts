@@ -1,6 +1,6 @@
 // Applications and sessions: what the admin CLI and the demo seed create.
 import { randomBytes } from 'node:crypto';
-import type { PrismaClient } from '../db';
+import type { Database, PrismaClient } from '../db';
 import { badInput } from '../errors';
 import { isRegion, REGION_RULE } from './phones';
 import { hashSecret, newSecret, openSecret, sealSecret } from './secrets';
@@ -21,11 +21,16 @@ export interface CreatedApplication extends AuthCredentials {
 
 export class ApplicationsService {
   constructor(
-    private readonly prisma: PrismaClient,
+    /** Prisma is reached through the database on each use: it loads on the first (src/db/index.ts). */
+    private readonly database: Pick<Database, 'prisma'>,
     /** Seals auth secrets at rest (SECRETS_KEY). */
     private readonly secretsKey: Buffer,
     private readonly sessions: SessionsService,
   ) {}
+
+  private get prisma(): PrismaClient {
+    return this.database.prisma;
+  }
 
   /** Creates an application with its API key and its auth key and secret. */
   /** `region`: where phones without a country code are read (phones.ts); none: they match by their digits only. */

@@ -48,17 +48,17 @@ export interface ServicesOptions {
 export type { LoginAttemptsOptions, MessagesOptions, SessionsOptions, SweeperOptions };
 
 export function createServices(database: Pick<Database, 'prisma' | 'pool'>, options: ServicesOptions = {}): Services {
-  const { prisma, pool } = database;
+  const { pool } = database;
   const auth = new AuthService(pool, options.auth);
   const secretsKey = options.secretsKey ?? newSecretsKey();
   const sessions = new SessionsService(pool, auth, secretsKey, options.sessions);
   const sweeper = new Sweeper(pool, { timestampWindowSeconds: options.sessions?.timestampWindowSeconds, ...options.sweeper });
   return {
     auth,
-    users: new UsersService(prisma, pool, options.reads),
-    messages: new MessagesService(prisma, pool, options.messages),
+    users: new UsersService(database, pool, options.reads),
+    messages: new MessagesService(database, pool, options.messages),
     addressBook: new AddressBookService(pool, options.reads),
-    applications: new ApplicationsService(prisma, secretsKey, sessions),
+    applications: new ApplicationsService(database, secretsKey, sessions),
     phoneKeys: new PhoneKeysService(pool),
     sessions,
     sweeper,

@@ -12,7 +12,7 @@
 // deletes answer NotFound). With a retention (DELETED_CONTENT_RETENTION_S) a
 // copy is kept aside in retained_message_contents until the sweeper removes it.
 import type { Pool } from 'pg';
-import type { PrismaClient } from '../db';
+import type { Database, PrismaClient } from '../db';
 import { query, run, transaction } from '../db/sql';
 import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, PURGE_HIDDEN_BY_ALL } from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
@@ -37,11 +37,16 @@ export class MessagesService {
   private readonly retentionSeconds: number;
 
   constructor(
-    private readonly prisma: PrismaClient,
+    /** Prisma is reached through the database on each use: it loads on the first (src/db/index.ts). */
+    private readonly database: Pick<Database, 'prisma'>,
     private readonly pool: Pool,
     options: MessagesOptions = {},
   ) {
     this.retentionSeconds = options.deletedContentRetentionSeconds ?? 0;
+  }
+
+  private get prisma(): PrismaClient {
+    return this.database.prisma;
   }
 
   /**

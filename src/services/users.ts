@@ -1,9 +1,9 @@
 // Users: lookups scoped to the caller's application, and creation (admin CLI, demo).
 import { z } from 'zod';
-import { Prisma, type User } from '../__generated__/prisma/client';
+import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
 import { readQuery, type ReadReplicas } from '../scale/replicas';
-import type { PrismaClient } from '../db';
+import { type Database, type PrismaClient, prismaErrorCode } from '../db';
 import { run, transaction } from '../db/sql';
 import { LOCK_APPLICATION_PHONES, REGION } from '../db/statements/phones';
 import { BY_EXTERNAL_ID, CREATE_MANY } from '../db/statements/users';
@@ -53,11 +53,16 @@ export type ImportedUser = z.input<typeof importedUserSchema>;
 
 export class UsersService {
   constructor(
-    private readonly prisma: PrismaClient,
+    /** Prisma is reached through the database on each use: it loads on the first (src/db/index.ts). */
+    private readonly database: Pick<Database, 'prisma'>,
     private readonly pool: Pool,
     /** Read replicas (DATABASE_READ_URL) for lookups; undefined: the primary. */
     private readonly reads?: ReadReplicas,
   ) {}
+
+  private get prisma(): PrismaClient {
+    return this.database.prisma;
+  }
 
   /** Needs a user session or an API key: application sessions cannot read users. */
   async findByExternalId(caller: Caller, externalUserId: number): Promise<UserRecord> {
@@ -92,10 +97,11 @@ export class UsersService {
         return tx.user.create({ data: { ...fields, phoneKey: phoneKeyValue, passwordHash, userTags: (userTags ?? []).join(',') } });
       });
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
+      const code = prismaErrorCode(error);
+      if (code === 'P2002') {
         throw badInput('login', 'login, email or external user id is already taken in this application');
       }
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003') {
+      if (code === 'P2003') {
         throw badInput('applicationId', `application ${fields.applicationId} does not exist`);
       }
       throw error;

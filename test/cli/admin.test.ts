@@ -202,4 +202,15 @@ test('failures print a message on stderr, nothing on stdout, and exit non-zero',
   const badPhone = await admin('contacts:upload', '--user', '999999', '--contact', 'x:+1555');
   expect(badPhone.code).toBe(1);
   expect(badPhone.stderr).toMatch(/does not exist/);
+
+  // Prisma's constraint errors, in a process where it loaded on first use
+  // (src/db/index.ts), are the service's own messages, not Prisma's.
+  const { application } = await json('app:create', '--name', 'cli-failures');
+  await json('user:create', '--app', String(application.id), '--login', 'cli-taken', '--password', 'password123');
+  const taken = await admin('user:create', '--app', String(application.id), '--login', 'cli-taken', '--password', 'password123');
+  expect([taken.code, taken.stdout]).toEqual([1, '']);
+  expect(taken.stderr).toMatch(/login, email or external user id is already taken in this application/);
+  const noApp = await admin('user:create', '--app', '999999', '--login', 'cli-orphan', '--password', 'password123');
+  expect([noApp.code, noApp.stdout]).toEqual([1, '']);
+  expect(noApp.stderr).toMatch(/application 999999 does not exist/);
 });
