@@ -53,7 +53,12 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   await admin.query(`CREATE DATABASE ${db}`);
   if (process.env.BENCH_EXPLAIN) {
     // The plans of statements over 100 ms, triggers' included, in PostgreSQL's log.
-    for (const setting of [`session_preload_libraries = 'auto_explain'`, 'auto_explain.log_min_duration = 100', 'auto_explain.log_nested_statements = on', 'auto_explain.log_analyze = on'])
+    for (const setting of [
+      `session_preload_libraries = 'auto_explain'`,
+      'auto_explain.log_min_duration = 100',
+      'auto_explain.log_nested_statements = on',
+      'auto_explain.log_analyze = on',
+    ])
       await admin.query(`ALTER DATABASE ${db} SET ${setting}`);
   }
   await admin.end();
@@ -81,7 +86,12 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   for (let i = 0; i < users.length; i += 1000) await services.users.createMany(application.id, users.slice(i, i + 1000));
   process.stderr.write(`${name}: ${USERS} users in ${Math.round(performance.now() - seeding)} ms\n`);
   const caller = { kind: 'user', applicationId: application.id, userId: 1, via: 'session' } as const;
-  await services.addressBook.upload(caller, Array.from({ length: BOOK }, (_, i) => ({ name: `Contact ${i}`, phone: e164(i) })), '', false);
+  await services.addressBook.upload(
+    caller,
+    Array.from({ length: BOOK }, (_, i) => ({ name: `Contact ${i}`, phone: e164(i) })),
+    '',
+    false,
+  );
   const token = (await services.applications.createSession(application.id, 1)).token;
   const probe = await app.fastify.inject({
     method: 'POST',
@@ -126,7 +136,8 @@ async function measure(build: Build, kind: Kind): Promise<Sample> {
         })
       : await build.inject({ method: 'GET', url: `/address_book/registered_users.json?compact=${kind === 'compact' ? 1 : 0}`, headers: build.headers });
     if (res.statusCode !== 200) throw new Error(`${build.name} ${kind}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-    if (!kind.startsWith('upload') && (JSON.parse(res.body) as { items: unknown[] }).items.length !== 2000) throw new Error(`${build.name} ${kind}: not 2,000 users`);
+    if (!kind.startsWith('upload') && (JSON.parse(res.body) as { items: unknown[] }).items.length !== 2000)
+      throw new Error(`${build.name} ${kind}: not 2,000 users`);
   }
   const used = process.cpuUsage(cpu);
   return { wallMs: (performance.now() - started) / n, cpuMs: (used.user + used.system) / 1000 / n };
@@ -150,7 +161,9 @@ async function main() {
     }
   }
   const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-  process.stdout.write(`phones benchmark: ${ROUNDS} rounds, order reversed each round; upload = ${BOOK.toLocaleString('en')} contacts, reads of a ${BOOK.toLocaleString('en')}-contact book with 2,000 registered\n`);
+  process.stdout.write(
+    `phones benchmark: ${ROUNDS} rounds, order reversed each round; upload = ${BOOK.toLocaleString('en')} contacts, reads of a ${BOOK.toLocaleString('en')}-contact book with 2,000 registered\n`,
+  );
   for (const [name, samples] of results) {
     const wall = samples.map((s) => s.wallMs);
     const cpu = samples.map((s) => s.cpuMs);

@@ -188,15 +188,22 @@ export async function startService(
 ): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
   if (launch.script === undefined) ensureBuilt();
-  const server = await startNode(name, launch.script ?? SERVICE_MAIN, {
-    ...process.env,
-    ...SERVICE_BENCH_ENV,
-    ...env,
-    DATABASE_URL: databaseUrl,
-    DB_POOL_MAX: String(poolMax),
-    PORT: '0',
-    HOST: '127.0.0.1',
-  }, flags, launch.timeoutMs, launch.wrapper);
+  const server = await startNode(
+    name,
+    launch.script ?? SERVICE_MAIN,
+    {
+      ...process.env,
+      ...SERVICE_BENCH_ENV,
+      ...env,
+      DATABASE_URL: databaseUrl,
+      DB_POOL_MAX: String(poolMax),
+      PORT: '0',
+      HOST: '127.0.0.1',
+    },
+    flags,
+    launch.timeoutMs,
+    launch.wrapper,
+  );
   await waitReady(server, '/readyz', launch.timeoutMs);
   return server;
 }

@@ -117,7 +117,10 @@ if (!(await build(files))) {
     console.error(`build: ${reason}, but this install has no compiler (@swc/core, a dev dependency): running the dist/ it has`);
     process.exit(0);
   }
-  console.error('build: @swc/core is not installed (a dev dependency): build where dev dependencies are, then `npm prune --omit=dev --omit=optional` (README, Deploying)');
+  console.error(
+    'build: @swc/core is not installed (a dev dependency): build where dev dependencies are, then `npm prune --omit=dev --omit=optional` (README, Deploying)',
+  );
   process.exit(1);
 }
-if (ifStale || process.stdout.isTTY) console.error(`build: dist/ compiled from ${files.length} files in ${Math.round(performance.now() - started)} ms${reason ? ` (${reason})` : ''}`);
+if (ifStale || process.stdout.isTTY)
+  console.error(`build: dist/ compiled from ${files.length} files in ${Math.round(performance.now() - started)} ms${reason ? ` (${reason})` : ''}`);

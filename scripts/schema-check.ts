@@ -48,9 +48,7 @@ export async function checkSchema(released: string, current: GraphQLSchema, chan
     unacknowledged,
     dangerous: changes.filter((c) => c.criticality.level === CriticalityLevel.Dangerous),
     safe: changes.filter((c) => c.criticality.level === CriticalityLevel.NonBreaking),
-    unmatchedAcknowledgments: acknowledgments.filter(
-      (line) => /`[A-Z_]+`/.test(line) && !breaking.some((change) => acknowledges(line, change)),
-    ),
+    unmatchedAcknowledgments: acknowledgments.filter((line) => /`[A-Z_]+`/.test(line) && !breaking.some((change) => acknowledges(line, change))),
   };
 }
 
@@ -85,7 +83,10 @@ function report(check: SchemaCheck): string {
     if (changes.length === 0) return;
     lines.push(`${title}:`, ...changes.map((c) => `  ${c.type} ${c.path ?? ''}: ${c.message}`));
   };
-  list('Breaking changes, acknowledged', check.breaking.filter((c) => !check.unacknowledged.includes(c)));
+  list(
+    'Breaking changes, acknowledged',
+    check.breaking.filter((c) => !check.unacknowledged.includes(c)),
+  );
   list('Dangerous changes (clients may need care)', check.dangerous);
   list('Safe changes', check.safe);
   for (const line of check.unmatchedAcknowledgments) lines.push(`Warning: this Unreleased line names no breaking change: ${line.trim()}`);

@@ -2,7 +2,11 @@
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type ValidationRule } from 'graphql';
@@ -168,12 +172,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const schema = buildSchema();
   const sessionTokenHeaders = options.sessionTokenHeaders ?? DEFAULT_SESSION_TOKEN_HEADERS;
   const contextOf = (request: FastifyRequest): Context =>
-    (request.context ??= createContext(
-      services,
-      credentialsFromHeaders(request.headers, sessionTokenHeaders),
-      request.id,
-      request.ip,
-    ));
+    (request.context ??= createContext(services, credentialsFromHeaders(request.headers, sessionTokenHeaders), request.id, request.ip));
 
   const failures = failureHandling(styleOfPath);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };

@@ -101,7 +101,21 @@ export function createStandby(primary: Cluster, port: number, slot = `standby_${
   const dir = postgresDir('chatsvc-standby-');
   const data = path.join(dir, 'data');
   asPostgres(path.join(PG_BIN, 'pg_basebackup'), [
-    '-D', data, '-R', '-C', '-S', slot, '-X', 'stream', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '--no-sync',
+    '-D',
+    data,
+    '-R',
+    '-C',
+    '-S',
+    slot,
+    '-X',
+    'stream',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '--no-sync',
   ]);
   appendFileSync(path.join(data, 'postgresql.conf'), `port = ${port}\nunix_socket_directories = '${dir}'\n`);
   const standby = cluster(dir, port);

@@ -126,9 +126,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       async readiness() {
         try {
           const pending = await pendingMigrations(pool);
-          return pending.length === 0
-            ? { ready: true }
-            : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
+          return pending.length === 0 ? { ready: true } : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
         } catch (error) {
           // The driver's message (host, port) is for the log, not for whoever can reach /readyz.
           return { ready: false, reason: 'database unreachable', cause: error };

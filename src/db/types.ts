@@ -11,5 +11,7 @@ import parseTimestamp from 'postgres-date';
 
 export const PG_TYPES: CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    (format ?? 'text') === 'text' && oid === types.builtins.TIMESTAMPTZ ? parseTimestamp : types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
+    (format ?? 'text') === 'text' && oid === types.builtins.TIMESTAMPTZ
+      ? parseTimestamp
+      : types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
 };

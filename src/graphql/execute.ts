@@ -106,10 +106,7 @@ export interface ExecutionStats {
   rerun: number;
 }
 
-export function compiledExecution(
-  schema: GraphQLSchema,
-  options: CompiledExecutionOptions = {},
-): { gateway: GatewayInterface; stats: ExecutionStats } {
+export function compiledExecution(schema: GraphQLSchema, options: CompiledExecutionOptions = {}): { gateway: GatewayInterface; stats: ExecutionStats } {
   const compileAfter = options.compile === false ? Infinity : (options.compileAfter ?? 2);
   const documents = new LRUCache<string, Entry>({
     max: options.maxDocuments ?? 500,
@@ -163,7 +160,10 @@ export function compiledExecution(
     // graphql-js decides whether the variables are acceptable, with its own errors.
     const coerced = getVariableValues(schema, compiled.operation.variableDefinitions ?? [], variables ?? {});
     if (coerced.errors) return onGraphqlJs();
-    const result = await inOperationSpan(document, () => compiled.query.query(undefined, context, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
+    const result = await inOperationSpan(
+      document,
+      () => compiled.query.query(undefined, context, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult,
+    );
     // No data at all: graphql-jit refused the variables graphql-js accepted
     // (it never ran a resolver). graphql-js then decides, as everywhere else.
     if (!('data' in result) || result.data === undefined) {

@@ -61,9 +61,7 @@ export function loadManifest(path: string): Map<string, string> {
   }
   const entries = manifestEntries(json);
   if (entries === undefined) {
-    throw new Error(
-      `${path} is neither a persisted-documents manifest ({"<sha256>": "<document>"}) nor an Apollo persisted query manifest`,
-    );
+    throw new Error(`${path} is neither a persisted-documents manifest ({"<sha256>": "<document>"}) nor an Apollo persisted query manifest`);
   }
   const documents = new Map<string, string>();
   for (const [id, body] of entries) {
@@ -212,8 +210,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
 const NO_LISTENER: Promise<void> = Promise.resolve();
 
 export const NOT_IN_LIST_MESSAGE =
-  'Only trusted documents run here: send the SHA-256 hash of a document of the manifest ' +
-  '(extensions.persistedQuery.sha256Hash or documentId)';
+  'Only trusted documents run here: send the SHA-256 hash of a document of the manifest ' + '(extensions.persistedQuery.sha256Hash or documentId)';
 
 interface SentOperation {
   query?: string;
@@ -239,8 +236,7 @@ function sentOperation(request: FastifyRequest): SentOperation {
     fields = typeof body === 'object' && body !== null ? (body as typeof fields) : {};
   }
   const extensions = fields.extensions;
-  const persistedQuery =
-    typeof extensions === 'object' && extensions !== null ? (extensions as { persistedQuery?: unknown }).persistedQuery : undefined;
+  const persistedQuery = typeof extensions === 'object' && extensions !== null ? (extensions as { persistedQuery?: unknown }).persistedQuery : undefined;
   const documentId = documentIdOf(fields.documentId);
   return {
     ...(typeof fields.query === 'string' ? { query: fields.query } : {}),

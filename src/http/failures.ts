@@ -98,8 +98,7 @@ export class RouteNotFound extends AppError {
   }
 }
 
-const noRoute = (request: FastifyRequest): AppError =>
-  new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
+const noRoute = (request: FastifyRequest): AppError => new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
 
 /** Fastify's own request errors (body parsing, limits, a bad URL) in the service's terms. */
 function fromFrameworkError(error: unknown): unknown {
@@ -137,8 +136,7 @@ export function failureHandling(styleOfPath: (path: string) => Exclude<ErrorStyl
       fastify.setErrorHandler((error, request, reply) => {
         // A route's own style; else /graphql's, or the style of the path (a
         // path with no route for its method can still fail here, on its body).
-        const style: ErrorStyle =
-          request.routeOptions.config?.errorStyle ?? (request.routeOptions.url === '/graphql' ? 'graphql' : styleOfUrl(request.url));
+        const style: ErrorStyle = request.routeOptions.config?.errorStyle ?? (request.routeOptions.url === '/graphql' ? 'graphql' : styleOfUrl(request.url));
         if (error instanceof RouteNotFound) return sendFailure(reply, noRoute(request), style);
         return sendFailure(reply, fromFrameworkError(error), style);
       });

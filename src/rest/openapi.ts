@@ -8,7 +8,18 @@ import type { FastifyInstance } from 'fastify';
 import { credentialHeaders, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { ERRORS, type ErrorCode, MESSAGES } from '../errors';
 import { PRIVATE_NO_STORE, publicDocument, sendDocument } from '../http/caching';
-import { componentSchemas, type Header, json, type OpenApiDocument, type Operation, type Response, ref, type Schema, type SecurityRequirement, type SecurityScheme } from './openapi-schema';
+import {
+  componentSchemas,
+  type Header,
+  json,
+  type OpenApiDocument,
+  type Operation,
+  type Response,
+  ref,
+  type Schema,
+  type SecurityRequirement,
+  type SecurityScheme,
+} from './openapi-schema';
 import { type Callers, REST_ROUTES, type RestRoute } from './routes';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
 
@@ -72,7 +83,13 @@ const securitySchemes: Record<string, SecurityScheme> = {
 
 /** Messages the table's codes answer with, where they are fixed: they make the descriptions concrete. */
 const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
-  BAD_REQUEST: [MESSAGES.bothCredentials, MESSAGES.severalTokens, MESSAGES.onBehalfOfWithoutApiKey, `${MESSAGES.malformedBody}: invalid JSON`, 'Malformed request path'],
+  BAD_REQUEST: [
+    MESSAGES.bothCredentials,
+    MESSAGES.severalTokens,
+    MESSAGES.onBehalfOfWithoutApiKey,
+    `${MESSAGES.malformedBody}: invalid JSON`,
+    'Malformed request path',
+  ],
   UNAUTHENTICATED: [MESSAGES.noCredentials, MESSAGES.sessionMissing, MESSAGES.malformedAuthorization, MESSAGES.unknownApiKey, MESSAGES.badLogin],
   FORBIDDEN: [MESSAGES.needUser, MESSAGES.onBehalfOfUnknown, MESSAGES.sessionRequired],
   WRONG_PERMISSIONS: [MESSAGES.wrongPermissions],
@@ -181,7 +198,7 @@ export function buildOpenApiDocument(
       title: 'Chat/user service: legacy REST paths',
       version: '0.2.0',
       description:
-        "Message deletion, address-book matching and user lookup by external id, and the session API QuickBlox SDK apps use. Each path executes a GraphQL operation of /graphql (see the README). Credentials: a session token (SVC-Token or QB-Token), or Authorization: ApiKey <key> (optionally with On-Behalf-Of); exactly one.",
+        'Message deletion, address-book matching and user lookup by external id, and the session API QuickBlox SDK apps use. Each path executes a GraphQL operation of /graphql (see the README). Credentials: a session token (SVC-Token or QB-Token), or Authorization: ApiKey <key> (optionally with On-Behalf-Of); exactly one.',
     },
     tags: [{ name: 'chat' }, { name: 'address book' }, { name: 'users' }, { name: 'sessions' }],
     paths,

@@ -42,9 +42,14 @@ beforeAll(async () => {
   bouncerUrl = `postgres://${server.username || 'postgres'}@127.0.0.1:${port}/${database}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const probe = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 1, preparedStatements: 'unnamed', statementTimeoutMs: 0 }).catch(() => undefined);
+    const probe = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 1, preparedStatements: 'unnamed', statementTimeoutMs: 0 }).catch(
+      () => undefined,
+    );
     if (probe) {
-      const ok = await probe.pool.query('SELECT 1').then(() => true, () => false);
+      const ok = await probe.pool.query('SELECT 1').then(
+        () => true,
+        () => false,
+      );
       await probe.close();
       if (ok) break;
     }

@@ -219,8 +219,7 @@ const KINDS: Kind[] = [
   },
   {
     name: 'GraphQL deleteMessages, 1000 ids',
-    send: (port) =>
-      gql(port, 'mutation($ids: [ID!]!) { deleteMessages(ids: $ids) { successfullyDeleted notFound } }', { ids: manyIds }, t.as.member),
+    send: (port) => gql(port, 'mutation($ids: [ID!]!) { deleteMessages(ids: $ids) { successfullyDeleted notFound } }', { ids: manyIds }, t.as.member),
     normal: (status, body) => status === 200 && !body?.errors && answersEveryId(body?.data?.deleteMessages),
   },
   {
@@ -358,7 +357,10 @@ beforeAll(async () => {
     }
     return counts;
   };
-  const latencies = run.before.filter((o) => o.endedAt < signalAt).map((o) => o.endedAt - o.sentAt).sort((a, b) => a - b);
+  const latencies = run.before
+    .filter((o) => o.endedAt < signalAt)
+    .map((o) => o.endedAt - o.sentAt)
+    .sort((a, b) => a - b);
   recordFigures('faults-shutdown', {
     database: instance ? instance.description : "the run's PostgreSQL database",
     concurrency: CONCURRENCY,
@@ -417,7 +419,12 @@ test('after SIGTERM, new connections are refused or answered 503 in the document
       return false;
     }
     if (o.kind.startsWith('GraphQL')) return typeof body?.errors?.[0]?.extensions?.code === 'string';
-    if (o.kind === 'REST lookup') return Object.keys(body ?? {}).sort().join() === 'code,message';
+    if (o.kind === 'REST lookup')
+      return (
+        Object.keys(body ?? {})
+          .sort()
+          .join() === 'code,message'
+      );
     return Array.isArray(body?.errors) && typeof body.errors[0] === 'string';
   };
   expect(run.after.filter((o) => o.status === 503 && !documented(o)).map(describeOutcome)).toEqual([]);

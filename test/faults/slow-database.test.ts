@@ -103,8 +103,7 @@ const KINDS: Kind[] = [
     send: ({ base, t }) => fetch(`${base}/chat/Message/${t.messageIds.join(',')},${UNKNOWN}.json`, { method: 'DELETE', headers: t.as.owner }),
     // The owner hides the tenant's messages from their history: only once the database is free again (see warmUp).
     normal: ({ t }, status, body) =>
-      status === 200 &&
-      JSON.stringify(body) === JSON.stringify({ SuccessfullyDeleted: { ids: t.messageIds }, NotFound: { ids: [UNKNOWN] } }),
+      status === 200 && JSON.stringify(body) === JSON.stringify({ SuccessfullyDeleted: { ids: t.messageIds }, NotFound: { ids: [UNKNOWN] } }),
   },
   {
     name: 'REST registered users',

@@ -71,7 +71,8 @@ function tokenClient(token: string): QuickBlox {
 }
 
 const tokenOf = (client: QuickBlox): string => (client as unknown as { service: { getSession(): { token: string } } }).service.getSession().token;
-const expiryOf = (client: QuickBlox): Date => (client as unknown as { service: { qbInst: { config: { qbTokenExpirationDate: Date } } } }).service.qbInst.config.qbTokenExpirationDate;
+const expiryOf = (client: QuickBlox): Date =>
+  (client as unknown as { service: { qbInst: { config: { qbTokenExpirationDate: Date } } } }).service.qbInst.config.qbTokenExpirationDate;
 
 interface SdkError {
   code: number;
@@ -197,7 +198,10 @@ describe('the three operations through the SDK', () => {
       created: 2,
       updated: 0,
       deleted: 0,
-      rejected: { '2': ['phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)'], '3': ['name must be 1 to 255 characters'] },
+      rejected: {
+        '2': ['phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)'],
+        '3': ['name must be 1 to 255 characters'],
+      },
     });
     // get(udid): the SDK sends the udid as a JSON object in place of the query string.
     expect(await sdk((cb) => client.addressbook.get(udid, cb))).toEqual([
@@ -250,7 +254,10 @@ describe('session requests the service refuses, as the SDK reports them', () => 
   });
 
   test('a wrong password and an unknown login get the same 401 Unauthorized', async () => {
-    for (const credentials of [{ login: 'owner', password: 'wrong-password' }, { login: 'nobody', password: 'password123' }]) {
+    for (const credentials of [
+      { login: 'owner', password: 'wrong-password' },
+      { login: 'nobody', password: 'password123' },
+    ]) {
       const error = await refusal(sdk((cb) => appClient().createSession(credentials, cb)));
       expect(error).toMatchObject({ code: 401, detail: { base: ['Unauthorized'] } });
     }

@@ -52,7 +52,11 @@ async function instance(options: Omit<Partial<AppOptions>, 'database'> = {}): Pr
         ...(form ? { body: new URLSearchParams(form).toString() } : {}),
       }),
     graphql: (query, variables, headers) =>
-      fetchResult(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }),
+      fetchResult(`${base}/graphql`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      }),
   };
 }
 
@@ -100,7 +104,7 @@ test('300 sessions opened in a row over POST /session.json leave the newest 100;
   figures.inARow = { opened: 300, kept: 100, msPerOpening: Math.round((openMs / 300) * 10) / 10 };
 });
 
-test('a GraphQL login past the cap ends the least recently used of the user\'s sessions, not the oldest one in use', async () => {
+test("a GraphQL login past the cap ends the least recently used of the user's sessions, not the oldest one in use", async () => {
   const at = await instance({ sessions: { sessionsPerUser: 2 }, auth: { cacheMs: 0 } });
   const t = await seedTenant(at.app.services);
   // The owner's two sessions: the seeded one (older, but used now) and one made after it (never used).
@@ -118,7 +122,7 @@ test('a GraphQL login past the cap ends the least recently used of the user\'s s
   });
 });
 
-test('the admin CLI\'s sessions count against the cap too', async () => {
+test("the admin CLI's sessions count against the cap too", async () => {
   const at = await instance({ sessions: { sessionsPerUser: 3 } });
   const t = await seedTenant(at.app.services);
   const made = [];
