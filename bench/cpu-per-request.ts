@@ -129,7 +129,7 @@ async function main() {
 
 main().then(
   () => process.exit(0),
-  (error) => {
+  (error: unknown) => {
     process.stderr.write(`${(error as Error).stack}\n`);
     process.exit(1);
   },

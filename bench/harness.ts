@@ -247,6 +247,7 @@ async function request(url: string, init: RequestInit = {}): Promise<Response> {
     try {
       return await fetch(url, init);
     } catch (error) {
+      // eslint-disable-next-line preserve-caught-error, @typescript-eslint/no-base-to-string -- the message carries the cause's text (fetch's cause is an Error)
       if (attempt >= 3) throw new Error(`${init.method ?? 'GET'} ${url}: ${(error as Error).message} (${String((error as Error).cause ?? '')})`);
       await sleep(100 * attempt);
     }
@@ -326,6 +327,7 @@ function redact(url: string): string {
 /** Deep equality of two JSON values, reporting the first difference. */
 function difference(a: unknown, b: unknown, at = ''): string | null {
   if (typeof a !== typeof b || Array.isArray(a) !== Array.isArray(b) || (a === null) !== (b === null)) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, which its type leaves out
     return `${at || '(root)'}: ${JSON.stringify(a)?.slice(0, 80)} ≠ ${JSON.stringify(b)?.slice(0, 80)}`;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -440,7 +442,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       for (const compact of [1, 0]) {
         const res = await getJson(`${targets[kind].url}/address_book/registered_users.json?udid=big&compact=${compact}`, withToken(kind));
         if (kind === 'service') bigRequests++;
-        const items = (res.body as { items?: unknown[] })?.items;
+        const items = (res.body as { items?: unknown[] } | null)?.items;
         const got = Array.isArray(items) ? items.length : null;
         const passed = res.status === 200 && got === seeded.bigMatching;
         correctness.push({
@@ -693,7 +695,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       const perRoundRatio = (a: Figures[], b: Figures[], pick: (f: Figures) => number | null) =>
         a.map((f, i) => {
           const x = pick(f);
-          const y = b[i] ? pick(b[i]!) : null;
+          const y = b[i] ? pick(b[i]) : null;
           return x === null || y === null ? NaN : ratio(x, y);
         });
       comparison = {
@@ -984,6 +986,6 @@ export async function runBench(options: BenchOptions): Promise<Report> {
   } finally {
     const codes = await Promise.all([service?.stop(), baseline?.stop(), mercurius?.stop(), apolloFloor?.stop()]);
     if (service && codes[0] !== 0 && codes[0] !== undefined) log(`service exited with code ${codes[0]}`);
-    if (options.dropAtEnd) await dropDatabase(options).catch((e: Error) => log(`could not drop ${options.database}: ${e.message}`));
+    if (options.dropAtEnd) await dropDatabase(options).catch((e: unknown) => log(`could not drop ${options.database}: ${(e as Error).message}`));
   }
 }

@@ -42,8 +42,8 @@ import { Client } from 'pg';
 import { fire } from './load';
 import { GRAPHQL_LOOKUP, GRAPHQL_TYPENAME, median } from './harness';
 import { parseOptions } from './options';
-import { type PeerName, type Server, cpuTimeMs, startPeer, startService } from './processes';
-import { type Profile, areaOf, render, summarise } from './profile-summary';
+import { type Server, cpuTimeMs, startPeer, startService } from './processes';
+import { type Profile, render, summarise } from './profile-summary';
 import { log } from './progress';
 import { seed } from './seed';
 
@@ -153,12 +153,12 @@ async function start(db: Db, target: Target, flags: string[], wrapper: string[] 
     const script = values.service ? { script: path.join(path.resolve(values.service), 'src/main.ts') } : {};
     return startService(db.databaseUrl, 10, false, flags, {}, 'service', wrapper.length ? { wrapper, timeoutMs: 900_000, ...script } : script);
   }
-  return startPeer(target as PeerName, db.databaseUrl, 10, false, flags, wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
+  return startPeer(target, db.databaseUrl, 10, false, flags, wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
 }
 
 async function drive(server: Server, db: Db, target: Target, spec: { duration?: number; amount?: number; connections: number }) {
   const { method, headers, setupRequest } = load(db, target);
-  const result = await fire({ url: server.url, pid: server.pid, method, headers, pipelining: 1, ...spec, setupRequest: setupRequest as never });
+  const result = await fire({ url: server.url, pid: server.pid, method, headers, pipelining: 1, ...spec, setupRequest: setupRequest });
   if (result.non2xx > 0 || result.errors > 0) log(`WARNING ${target}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result;
 }

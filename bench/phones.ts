@@ -65,7 +65,7 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   const url = new URL(SERVER);
   url.pathname = `/${db}`;
   // Each build's own modules: its services, statements, migrations and generated client.
-  /* eslint-disable @typescript-eslint/no-require-imports */
+
   const { createApp } = require(path.join(root, 'src/app')) as typeof import('../src/app');
   const { openDatabase } = require(path.join(root, 'src/db')) as typeof import('../src/db');
   const { hashPassword } = require(path.join(root, 'src/services/secrets')) as typeof import('../src/services/secrets');
@@ -101,7 +101,7 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   });
   return {
     name,
-    inject: (options) => app.fastify.inject(options) as unknown as ReturnType<Inject>,
+    inject: (options) => app.fastify.inject(options),
     headers: { 'svc-token': token },
     // A build before issue 19 answers 200 but drops contacts it cannot read (as QuickBlox did).
     formatted: probe.statusCode === 200 && (JSON.parse(probe.body) as { created?: number }).created === 1,
@@ -181,7 +181,7 @@ async function main() {
 
 main().then(
   () => process.exit(0),
-  (error) => {
+  (error: unknown) => {
     process.stderr.write(`${(error as Error).stack}\n`);
     process.exit(1);
   },

@@ -92,7 +92,7 @@ export async function startNode(
   running.add(child);
   const stderr: string[] = [];
   let stderrRest = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     const lines = (stderrRest + chunk).split('\n');
     stderrRest = lines.pop()!;
     stderr.push(...lines);
@@ -106,7 +106,7 @@ export async function startNode(
     }),
   );
   // The last 8 kB of stdout, kept as raw chunks (cheap under load).
-  let lastChunks: Buffer[] = [];
+  const lastChunks: Buffer[] = [];
   let lastBytes = 0;
   void exited.then(() => running.delete(child));
 
@@ -122,11 +122,11 @@ export async function startNode(
       reject(
         new Error(
           `${error.message}${ended ? ` (${ended})` : ''}${tail ? `\n--- ${name} stderr ---\n${tail}` : ''}` +
-            `${out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''}`,
+            (out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''),
         ),
       );
     }
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       lastChunks.push(chunk);
       lastBytes += chunk.length;
       while (lastBytes - lastChunks[0]!.length >= 8192) lastBytes -= lastChunks.shift()!.length;

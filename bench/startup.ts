@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   const admin = new Client({ connectionString: SERVER });
   await admin.connect();
   const figures = checkouts.map(() => ({ server: [] as Start[], embedded: [] as Start[], admin: [] as number[] }));
-  const secretsKey = (i: number) => `${String(i).repeat(64)}`.slice(0, 64);
+  const secretsKey = (i: number) => String(i).repeat(64).slice(0, 64);
   try {
     for (let i = 0; i < checkouts.length; i++) await admin.query(`CREATE DATABASE ${dbName(i)}`);
     // Round 0 migrates the server databases and creates the embedded ones: not counted.

@@ -54,11 +54,11 @@ export async function checkSchema(released: string, current: GraphQLSchema, chan
 
 /** The line a changelog needs for this change (the reason is the author's to write). */
 export function acknowledgmentFor(change: Change): string {
-  return `- \`${change.type}\` \`${change.path ?? change.message}\`: <why, and what clients do instead>`;
+  return `- \`${String(change.type)}\` \`${change.path ?? change.message}\`: <why, and what clients do instead>`;
 }
 
 function acknowledges(line: string, change: Change): boolean {
-  return line.includes(`\`${change.type}\``) && line.includes(`\`${change.path ?? change.message}\``);
+  return line.includes(`\`${String(change.type)}\``) && line.includes(`\`${change.path ?? change.message}\``);
 }
 
 const UNRELEASED = /^## Unreleased[^\n]*\n/m;
@@ -81,7 +81,7 @@ function report(check: SchemaCheck): string {
   const lines: string[] = [];
   const list = (title: string, changes: Change[]) => {
     if (changes.length === 0) return;
-    lines.push(`${title}:`, ...changes.map((c) => `  ${c.type} ${c.path ?? ''}: ${c.message}`));
+    lines.push(`${title}:`, ...changes.map((c) => `  ${String(c.type)} ${c.path ?? ''}: ${c.message}`));
   };
   list(
     'Breaking changes, acknowledged',

@@ -206,6 +206,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     // A request whose body is still arriving when Node's whole-request bound
     // fires is answered by its route (src/http/timeouts.ts).
     clientErrorHandler: clientErrorHandler(failures.clientErrorHandler),
+    // Fastify ignores what this returns: the reply, which is thenable, not a pending promise.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
     frameworkErrors: failures.frameworkErrors,
   });
 

@@ -115,6 +115,8 @@ async function main(): Promise<void> {
       ...(tracing ? { mixin: traceLogFields } : {}),
     },
   });
+  // Fastify's logger is the pino instance made from the options above.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
   log = app.fastify.log as pino.Logger;
   if (secrets.generated) {
     log.warn({ file: secrets.file }, "generated the key that seals applications' auth secrets: keep it with the database (SECRETS_KEY)");
@@ -176,7 +178,7 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
   } else {
-    process.stderr.write(`Failed to start: ${(error as Error).message ?? String(error)}\n`);
+    process.stderr.write(`Failed to start: ${(error as { message?: string } | null | undefined)?.message ?? String(error)}\n`);
   }
   process.exit(1);
 });

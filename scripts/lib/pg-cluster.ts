@@ -22,6 +22,7 @@ export interface Cluster {
 /** Whether this machine can make clusters (the binaries, and root to run them as postgres, or being postgres). */
 export function clustersAvailable(): { ok: true } | { ok: false; reason: string } {
   if (!existsSync(path.join(PG_BIN, 'initdb'))) return { ok: false, reason: `no ${PG_BIN}/initdb (apt-get install postgresql-15)` };
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stdout is null when `id` cannot be started, whatever its type says
   const user = process.getuid?.() === 0 ? 'root' : spawnSync('id', ['-un']).stdout?.toString().trim();
   if (user !== 'root' && user !== 'postgres') return { ok: false, reason: 'clusters are run as the postgres user: run as root or postgres' };
   if (user === 'root' && spawnSync('id', ['postgres']).status !== 0) return { ok: false, reason: 'no postgres user' };

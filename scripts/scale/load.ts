@@ -65,7 +65,7 @@ export function kindOf(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as { code?: unknown; errors?: unknown };
     if (typeof body.code === 'string' && body.code in ERRORS) return `${status} ${body.code}`;
-    const message = Array.isArray(body.errors) ? body.errors[0] : undefined;
+    const message: unknown = Array.isArray(body.errors) ? body.errors[0] : undefined;
     const code = typeof message === 'string' ? MESSAGE_CODES.get(message) : undefined;
     if (code) return `${status} ${code}`;
   } catch {

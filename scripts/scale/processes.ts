@@ -92,8 +92,8 @@ export class Runner {
       chunks.push(data.toString());
       if (chunks.length > 400) chunks.shift();
     };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.once('exit', () => {
       try {

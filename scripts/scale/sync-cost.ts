@@ -70,7 +70,7 @@ const summary = (values: number[]) => ({ p50: Number(percentile(values, 50).toFi
 
 /** How long one commit takes (or that it did not within `limitMs`). */
 async function timedCommit(url: string, limitMs: number): Promise<number | 'blocked'> {
-  const client = new Client({ connectionString: url, query_timeout: limitMs } as ConstructorParameters<typeof Client>[0]);
+  const client = new Client({ connectionString: url, query_timeout: limitMs });
   client.on('error', () => {});
   await client.connect();
   const started = process.hrtime.bigint();

@@ -277,7 +277,13 @@ async function main(argv: string[]): Promise<number> {
         await redis.close();
       }
     } else if (database.url !== undefined) {
-      await send(publisher({ notify: async (channel, payload) => void (await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload])) }));
+      await send(
+        publisher({
+          notify: async (channel, payload) => {
+            await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+          },
+        }),
+      );
     } else {
       return 'none';
     }

@@ -42,7 +42,7 @@ export interface Database {
   /** Names of the migrations applied by this open. */
   readonly applied: string[];
   /** SQL statements sent so far, whichever client sent them (Prisma, raw pg). */
-  statementCount(): number;
+  readonly statementCount: () => number;
   /** Whether the database answers and has every migration applied. */
   readiness(): Promise<{ ready: true } | { ready: false; reason: string; cause?: unknown }>;
   close(): Promise<void>;

@@ -57,7 +57,7 @@ export async function diffDatamodels(from: string | null, to: string): Promise<s
   // The engine connects to its adapter's database on start even for offline
   // diffs; a throw-away in-memory PGlite serves.
   const scratch = await openEmbeddedDatabase(null);
-  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: scratch.url, max: 1 }) as never);
+  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: scratch.url, max: 1 }));
   const engine = await SchemaEngine.new({ datamodels: [['schema.prisma', to]] }, () => {}, adapter);
   try {
     const target = (content: string | null): DiffTarget =>

@@ -118,6 +118,7 @@ const WRITING = /\b(INSERT\s+INTO|DELETE\s+FROM|MERGE\s+INTO|UPDATE\s+[\w."]+(\s
  * statement whose changes are incidental to what the client asked (a
  * credential check that slides its session) says `false`.
  */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}`: no computed columns, which `C & …` leaves as it is.
 export function statement<const P extends readonly PgType[], const C extends Record<string, Column> = {}>(definition: {
   name: string;
   params: P;
@@ -280,6 +281,8 @@ export async function withClient<T>(pool: Pool, name: string, work: (client: Poo
   try {
     result = await work(client);
   } catch (error) {
+    // `seen` is set by the client's listeners during work(); TypeScript keeps the reset's narrowing to undefined.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
     client.release(seen.broken ?? (isServerAnswer(error) && !wrongNode(error) ? undefined : (error as Error)));
     // Socket errors come from Node's own realm, where `instanceof Error` can
     // fail (graphql-js then hides them as "Unexpected error value"): always
@@ -288,6 +291,7 @@ export async function withClient<T>(pool: Pool, name: string, work: (client: Poo
   }
   const { broken, unconfirmed } = seen;
   client.release(broken);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set during work() (see above)
   if (unconfirmed && options.writes) throw new StatementError(name, unconfirmed, { outcomeUnknown: true });
   return result;
 }

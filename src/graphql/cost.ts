@@ -79,7 +79,7 @@ async function checkCost(requestContext: GraphQLRequestContextDidResolveOperatio
   if (!root) return;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
   if (coerced.errors) return;
-  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  const fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const fields = collectFields(schema, fragments, coerced.coerced, root, operation.selectionSet);
   if (fields.size < 2) return;

@@ -51,7 +51,7 @@ export function loadManifest(path: string): Map<string, string> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
   let json: unknown;
   try {
@@ -73,7 +73,7 @@ export function loadManifest(path: string): Map<string, string> {
     try {
       parse(body);
     } catch (error) {
-      throw new Error(`${path}: document ${id} does not parse: ${(error as Error).message}`);
+      throw new Error(`${path}: document ${id} does not parse: ${(error as Error).message}`, { cause: error });
     }
     documents.set(id, body);
   }
@@ -172,7 +172,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
 
   // Registered documents (APQ) are kept out of enforce: there, only the manifest counts.
   const registered = enforce ? undefined : new InMemoryLRUCache<string>();
-  const cache: KeyValueCache<string> = {
+  const cache: KeyValueCache = {
     async get(hash) {
       return manifest.get(hash) ?? registered?.get(hash);
     },
@@ -233,7 +233,7 @@ function sentOperation(request: FastifyRequest): SentOperation {
     fields = { query: params.query, extensions, documentId: params.documentId };
   } else {
     const body = request.body;
-    fields = typeof body === 'object' && body !== null ? (body as typeof fields) : {};
+    fields = typeof body === 'object' && body !== null ? body : {};
   }
   const extensions = fields.extensions;
   const persistedQuery = typeof extensions === 'object' && extensions !== null ? (extensions as { persistedQuery?: unknown }).persistedQuery : undefined;

@@ -89,7 +89,8 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
       this.set({ state: 'total' }, pool.totalCount);
       this.set({ state: 'idle' }, pool.idleCount);
       this.set({ state: 'waiting' }, pool.waitingCount);
-      this.set({ state: 'max' }, pool.options.max ?? 10);
+      // pg-pool sets max (default 10) when the pool is made.
+      this.set({ state: 'max' }, pool.options.max);
     },
   });
   new Counter({

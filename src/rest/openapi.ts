@@ -105,7 +105,7 @@ const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
 };
 
 const describe = (code: ErrorCode): string =>
-  `${code}: ${ERRORS[code].meaning}${EXAMPLES[code] ? ` (${EXAMPLES[code]!.map((m) => JSON.stringify(m)).join(', ')})` : ''}.`;
+  `${code}: ${ERRORS[code].meaning}${EXAMPLES[code] ? ` (${EXAMPLES[code].map((m) => JSON.stringify(m)).join(', ')})` : ''}.`;
 
 /** The body of a status in the route's family: the list, or the object shapes its codes take. */
 function errorSchema(route: RestRoute, codes: ErrorCode[]): Schema {

@@ -501,18 +501,13 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
     if (!operation) throw new Error('REST operation document without exactly one operation');
     if (options.compile === false || !mayCompile(operation)) {
       // instrumentation-graphql sees graphql-js's execute and makes its span.
-      runners.set(
-        document,
-        (contextValue, variableValues) => execute({ schema, document, contextValue, variableValues }) as Promise<ExecutionResult> | ExecutionResult,
-      );
+      runners.set(document, (contextValue, variableValues) => execute({ schema, document, contextValue, variableValues }));
       continue;
     }
     const result = compileQuery(schema, document);
     if (!isCompiledQuery(result)) throw new Error(`REST operation does not compile: ${result.errors?.[0]?.message}`);
     // A compiled query is invisible to instrumentation-graphql: its span is made here.
-    runners.set(document, (contextValue, variableValues) =>
-      inOperationSpan(document, () => result.query(undefined, contextValue, variableValues) as Promise<ExecutionResult> | ExecutionResult),
-    );
+    runners.set(document, (contextValue, variableValues) => inOperationSpan(document, () => result.query(undefined, contextValue, variableValues)));
   }
 
   for (const route of REST_ROUTES) {

@@ -21,7 +21,7 @@ import {
   STRANGER_PHONE,
 } from '../support/address-book';
 import { USER_FIELDS } from '../support/records';
-import { seedTenant, type Tenant } from '../support/seed';
+import { seedTenant } from '../support/seed';
 import {
   type ContactInput,
   fileService,

@@ -81,7 +81,7 @@ describe.each(SURFACES)('%s', (name) => {
       // The other application's auth key (a real key, of the wrong application).
       const other = options === undefined ? undefined : 'authKey' in options ? (await seed()).authKey : undefined;
       const before = await stored(t);
-      const request = signedSessionRequest(t, undefined, { ...options, ...(other ? { authKey: other } : {}) } as never);
+      const request = signedSessionRequest(t, undefined, { ...options, ...(other ? { authKey: other } : {}) });
       surface.expectFailure(await surface.createSession(request), code, message);
       expect(await stored(t)).toEqual(before);
     });

@@ -308,7 +308,7 @@ export function graphqlSurface(service: TestService): Surface {
     createSession: (request) =>
       run(`mutation ($input: SessionRequestInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`, { input: request }, {}, 'createSession'),
     session: (headers) => run(`{ session { ${SESSION_FIELDS} } }`, {}, headers, 'session'),
-    endSession: (headers) => run('mutation { endSession }', {}, headers, 'endSession') as Promise<Result<true>>,
+    endSession: (headers) => run<true>('mutation { endSession }', {}, headers, 'endSession'),
     login: (headers, credentials) =>
       run(
         'mutation ($login: String, $email: String, $password: String!) { login(login: $login, email: $email, password: $password) { id login } }',

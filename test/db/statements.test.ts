@@ -7,7 +7,7 @@
 // migration) without the SQL following fails here, naming the statement.
 import type { Connection, PoolClient } from 'pg';
 import type { Database } from '../../src/db';
-import type { AnyStatement, Column, PgType } from '../../src/db/sql';
+import type { AnyStatement, Column } from '../../src/db/sql';
 import { STATEMENTS } from '../../src/db/statements';
 import { USER_COLUMNS, USER_FIELDS } from '../../src/db/statements/users';
 import { openTestDatabase } from '../support/service';
@@ -105,7 +105,7 @@ async function problems(statement: AnyStatement): Promise<string[]> {
   if (JSON.stringify(params) !== JSON.stringify(statement.params))
     say(`parameters are ${JSON.stringify(params)}, declared ${JSON.stringify(statement.params)}`);
 
-  const declared = Object.entries(statement.columns) as [string, Column][];
+  const declared = Object.entries<Column>(statement.columns);
   const names = described.fields.map((f) => f.name);
   if (JSON.stringify(names) !== JSON.stringify(declared.map(([name]) => name))) {
     say(`returns columns ${JSON.stringify(names)}, declared ${JSON.stringify(declared.map(([name]) => name))}`);
@@ -115,7 +115,7 @@ async function problems(statement: AnyStatement): Promise<string[]> {
     const [name, column] = declared[index]!;
     const type = typeNames.get(described.dataTypeID)!;
     if ('type' in column) {
-      if (type !== (column.type as PgType)) say(`column ${name} is ${type}, declared ${column.type}`);
+      if (type !== column.type) say(`column ${name} is ${type}, declared ${column.type}`);
       return;
     }
     const model = models()[column.model];

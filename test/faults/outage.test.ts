@@ -195,7 +195,7 @@ interface Outcome {
 async function send(kind: Kind): Promise<Outcome> {
   const startedAt = Date.now();
   let status = 0;
-  let text = '';
+  let text: string;
   try {
     const response = await kind.send();
     status = response.status;

@@ -249,7 +249,7 @@ maybe(
       answers = await Promise.all(
         [...requests, ...requests].map(async (r) => {
           const started = Date.now();
-          const answer = await r.send().catch((error: Error) => ({ status: 0, body: String(error) }) as HttpResult);
+          const answer = await r.send().catch((error: unknown) => ({ status: 0, body: String(error) }) as HttpResult);
           return {
             name: r.name,
             ms: Date.now() - started,

@@ -29,7 +29,7 @@ import { unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fetchResult, type HttpResult } from '../support/service';
 import { signedSessionRequest } from '../support/sessions';
-import { startTwins, type Twins, type World } from '../support/twins';
+import { startTwins, type Twins } from '../support/twins';
 
 const SENDS = 3;
 
@@ -146,7 +146,7 @@ function domains() {
             nonce: `n${Date.now().toString(36)}${n.toString(36)}${nonces++}`,
             ...(rightSecret ? {} : { secret: 'not-the-secret' }),
           });
-          return signed as unknown;
+          return signed;
         }),
       bad: fc.constantFrom(null, { applicationId: 1 }),
     },

@@ -37,7 +37,6 @@ import {
   fitHeaders,
   fuzzParameters,
   GRAPHQL_STATUSES,
-  type HeaderValue,
   materialize,
   MAX_RESPONSE_MS,
   Outcomes,
@@ -46,7 +45,6 @@ import {
   type LoginSpec,
   loginParts,
   loginSpecArbitrary,
-  type Repeat,
   send,
   sessionInput,
   type SessionRequestParts,
@@ -363,11 +361,7 @@ function documentArbitraries(ts: [Tenant, Tenant]) {
 
   /** Operations whose arguments are all variables, with values of the right type or not. */
   const typedOrJunk = <T>(typed: fc.Arbitrary<T>) =>
-    fc.oneof(
-      { weight: 3, arbitrary: typed as fc.Arbitrary<unknown> },
-      { weight: 1, arbitrary: arb.jsonJunk() },
-      { weight: 1, arbitrary: fc.constant(undefined) },
-    );
+    fc.oneof({ weight: 3, arbitrary: typed }, { weight: 1, arbitrary: arb.jsonJunk() }, { weight: 1, arbitrary: fc.constant(undefined) });
   const withVariables: fc.Arbitrary<Op & { variables: Record<string, unknown> }> = fc.oneof(
     fc.record({ v: typedOrJunk(fc.oneof(fc.constantFrom(101, 102, 103, 104, 0, 2147483647), fc.integer())) }).map((variables) => ({
       doc: ['query Q($v: Int!) { userByExternalId(externalUserId: $v) { id login phone externalUserId } }'],
@@ -596,6 +590,8 @@ function requestArbitrary(ts: [Tenant, Tenant]): fc.Arbitrary<GraphQLRequest> {
   );
   return fc
     .record({
+      // Each assertion alone is redundant (ESLint says so); together they make fc.oneof's result the union.
+      /* eslint-disable @typescript-eslint/no-unnecessary-type-assertion */
       op: fc.oneof(
         { weight: 5, arbitrary: docs.query as fc.Arbitrary<AnyOp> },
         { weight: 4, arbitrary: docs.mutation as fc.Arbitrary<AnyOp> },
@@ -603,6 +599,7 @@ function requestArbitrary(ts: [Tenant, Tenant]): fc.Arbitrary<GraphQLRequest> {
         { weight: 2, arbitrary: docs.limits as fc.Arbitrary<AnyOp> },
         { weight: 2, arbitrary: docs.garbage as fc.Arbitrary<AnyOp> },
       ),
+      /* eslint-enable @typescript-eslint/no-unnecessary-type-assertion */
       variables,
       operationName,
       transport,
@@ -652,6 +649,7 @@ function toRequest(r: GraphQLRequest): RawRequest {
     }
     case 'post-form': {
       const form = new URLSearchParams({ query });
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a fuzzed operationName can be any value: the form carries its String()
       if (r.operationName !== undefined) form.set('operationName', String(r.operationName));
       return {
         method: 'POST',
@@ -826,7 +824,7 @@ async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void
           if (res.status === 200) check('data' in body, `a 200 with errors also has data: ${where}`);
         }
       } catch (error) {
-        throw new Error(`${(error as Error).message}\n  in: ${where}`);
+        throw new Error(`${(error as Error).message}\n  in: ${where}`, { cause: error });
       }
       for (const error of (Array.isArray(body.errors) ? body.errors : []) as { extensions?: Record<string, unknown> }[]) {
         const code = String(error.extensions?.code);
@@ -849,7 +847,7 @@ async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void
       for (const user of (Array.isArray(value) ? value : value ? [value] : []) as Record<string, unknown>[]) {
         for (const idKey of idKeys) {
           if (typeof user[idKey] === 'number')
-            check(own.has(user[idKey] as number), `user ${user[idKey]} is not of the caller's application (${r.credentials.label}): ${where}`);
+            check(own.has(user[idKey]), `user ${user[idKey]} is not of the caller's application (${r.credentials.label}): ${where}`);
         }
       }
     }
@@ -873,7 +871,7 @@ async function property(r: GraphQLRequest, tracker: DigestTracker): Promise<void
     try {
       checkSessionAnswer(parts, res.json as never, reused);
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n  in: ${where}`);
+      throw new Error(`${(error as Error).message}\n  in: ${where}`, { cause: error });
     }
   }
   if (applied.length > 0) {

@@ -654,7 +654,7 @@ function arbitraries(ts: [Tenant, Tenant]) {
       // prefix ('/graphql…' → GraphQL's) and ignores the lookup's: such
       // requests answer the wrong family. Not generated here, so that the
       // property keeps checking everything else.
-      const misreadPrefix = /^\/(?:users\/external\/|graphql)/.test(partText(target.path[0]!)) && method !== 'GET' && method !== 'HEAD';
+      const misreadPrefix = /^\/(?:users\/external\/|graphql)/.test(partText(target.path[0])) && method !== 'GET' && method !== 'HEAD';
       return {
         route: target.route,
         method,
@@ -1055,7 +1055,7 @@ async function checkSuccess(
       }
       check(
         /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(String(res.headers['qb-token-expirationdate'])),
-        `QB-Token-ExpirationDate: ${res.headers['qb-token-expirationdate']}`,
+        `QB-Token-ExpirationDate: ${String(res.headers['qb-token-expirationdate'])}`,
       );
       const row = await sessionRow(tokenHash(session.token));
       check(
@@ -1204,7 +1204,7 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
     if (udid !== undefined)
       check(res.status === (validUdid(udid) ? 200 : 422), `a user's read of the book of udid ${JSON.stringify(udid)} answered ${res.status}`);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n  in: ${where}`);
+    throw new Error(`${(error as Error).message}\n  in: ${where}`, { cause: error });
   }
 
   if (res.status >= 400) {

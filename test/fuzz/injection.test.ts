@@ -191,6 +191,7 @@ interface Expectation {
 const enc = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** Header values node:http cannot send (CR, LF, NUL) are not inputs a client can make. */
+// eslint-disable-next-line no-control-regex -- NUL is what it looks for
 const sendableHeader = (s: string): boolean => !/[\r\n\u0000]/.test(s);
 
 const callerUserIds = () => new Set([caller.owner.id, caller.member.id, caller.outsider.id, ...loginUsers.values()]);
@@ -239,7 +240,7 @@ async function exercise(input: string, s: string, req: RawRequest, family: Famil
       else checkObjectError(res.status, body, family === 'session' ? 'session' : 'lookup');
     }
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n  in: ${where}`);
+    throw new Error(`${(error as Error).message}\n  in: ${where}`, { cause: error });
   }
   checkNoOtherTenant(body, where);
 
@@ -257,7 +258,7 @@ async function exercise(input: string, s: string, req: RawRequest, family: Famil
   try {
     expectation.then?.(res, { before, after });
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n  in: ${where}`);
+    throw new Error(`${(error as Error).message}\n  in: ${where}`, { cause: error });
   }
   return res;
 }

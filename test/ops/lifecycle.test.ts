@@ -55,8 +55,8 @@ function startProcess(env: Record<string, string>): Started {
     stderr: [],
     exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
   };
-  child.stdout!.on('data', (chunk) => started.stdout.push(...String(chunk).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (chunk) => started.stderr.push(String(chunk)));
+  child.stdout.on('data', (chunk) => started.stdout.push(...String(chunk).split('\n').filter(Boolean)));
+  child.stderr.on('data', (chunk) => started.stderr.push(String(chunk)));
   return started;
 }
 

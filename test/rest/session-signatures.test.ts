@@ -192,7 +192,7 @@ describe('a request changed after signing', () => {
     /** A user added to a request signed without one, or the user removed from one signed with it. */
     | { kind: 'user added or removed' }
     | { kind: 'timestamp with a leading zero' }
-    | { kind: 'another secret'; secret: string | 'the other application’s' }
+    | { kind: 'another secret'; secret: string /* or 'the other application’s' */ }
     | { kind: 'application'; which: 'the other application’s id' | 'the other application’s auth key' | 'any auth key'; authKey: string };
 
   const change: fc.Arbitrary<Change> = fc.oneof(

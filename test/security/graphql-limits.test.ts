@@ -232,7 +232,7 @@ describe('batching and the body limit', () => {
     ['one operation in an array', [{ query: '{ __typename }' }]],
     ['an empty array', []],
   ])('a batch (%s) is refused with 400 BAD_REQUEST in GraphQL shape', async (_name, batch) => {
-    const res = (await service.rest('POST', '/graphql', { headers: tenant.as.owner, body: batch })) as GraphQLResult;
+    const res = await service.rest('POST', '/graphql', { headers: tenant.as.owner, body: batch });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ errors: [{ message: expect.any(String), extensions: { code: 'BAD_REQUEST' } }] });
   });

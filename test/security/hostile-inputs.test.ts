@@ -309,7 +309,7 @@ describe('every input measured against its maximum, in characters (code points)'
         const message = `${field} must be at most ${max} characters`;
         const atMax = Object.fromEntries(Object.entries(over).map(([k, v]) => [k, k === field ? [...v].slice(0, max).join('') : v]));
         const session = value(await surface.createSession(signedSessionRequest(t)));
-        surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, over as Credentials), 'BAD_USER_INPUT', message, field);
+        surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, over), 'BAD_USER_INPUT', message, field);
         surface.expectFailure(await surface.createSession(signedSessionRequest(t, over)), 'BAD_USER_INPUT', message, field);
         surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, atMax as unknown as Credentials), 'UNAUTHENTICATED', MESSAGES.badLogin);
       },

@@ -55,7 +55,7 @@ function client(baseUrl: string): Client {
   };
   return {
     rest,
-    graphql: (query, variables, headers = {}) => rest('POST', '/graphql', { headers, body: { query, variables } }) as Promise<GraphQLResult>,
+    graphql: (query, variables, headers = {}) => rest('POST', '/graphql', { headers, body: { query, variables } }),
   };
 }
 

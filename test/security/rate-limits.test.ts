@@ -55,7 +55,7 @@ async function serve(options: Omit<AppOptions, 'database'>): Promise<Served> {
   return {
     app,
     rest,
-    graphql: (query, headers = {}) => rest('POST', '/graphql', { headers, body: { query } }) as Promise<GraphQLResult>,
+    graphql: (query, headers = {}) => rest('POST', '/graphql', { headers, body: { query } }),
   };
 }
 

@@ -13,7 +13,7 @@ import { type App, type AppOptions, createApp } from '../../src/app';
 import { recordFigures } from '../support/figures';
 import { startIsolatedService } from '../support/fuzz';
 import { history } from '../support/messages';
-import { seedTenant, type Tenant } from '../support/seed';
+import { seedTenant } from '../support/seed';
 import type { TestService } from '../support/service';
 
 jest.setTimeout(120_000);

@@ -11,9 +11,7 @@
 // how long a cached credential is honoured. This file logs at trace level with
 // main's redact setting, through every route, credential kind and failure path.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { type App, type AppOptions, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';

@@ -205,7 +205,7 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
         expect(ids(res.body.items.map((item: { user: { id: number } }) => item.user))).toEqual(expected);
       }
       // The repeats came from the cache; each first request did not.
-      expect(seen.map(([name, , , hit]) => `${name} ${hit ? 'hit' : 'miss'}`)).toEqual(['alice miss', 'bob miss', 'alice hit', 'bob hit']);
+      expect(seen.map(([name, , , hit]) => `${String(name)} ${hit ? 'hit' : 'miss'}`)).toEqual(['alice miss', 'bob miss', 'alice hit', 'bob hit']);
       for (let i = 0; i < 2; i++) {
         const anonymous = await get(path);
         expect([anonymous.status, wasHit(anonymous.headers)]).toEqual([401, false]);

@@ -234,8 +234,8 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
   children.add(child);
   const lines: string[] = [];
   let stderr = '';
-  child.stdout!.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (chunk) => {
+  child.stdout.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
+  child.stderr.on('data', (chunk) => {
     stderr += String(chunk);
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

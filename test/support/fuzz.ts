@@ -259,7 +259,7 @@ const isStringList = (value: unknown): value is string[] => Array.isArray(value)
 /** `{"errors":["<message>", …]}`: the delete and address-book paths (and unknown paths). */
 export function checkListError(status: number, body: unknown): void {
   check(isPlainObject(body) && keysAre(body, ['errors']) && isStringList(body.errors), `expected {"errors":[string]}, got ${excerpt(body)}`);
-  for (const message of body.errors as string[]) {
+  for (const message of body.errors) {
     check(REST_MESSAGES[status]?.(message), `message ${JSON.stringify(message)} is not one README documents for ${status}`);
   }
 }
@@ -277,9 +277,9 @@ export function checkObjectError(status: number, body: unknown, family: 'lookup'
   check(isPlainObject(body), `expected a JSON object, got ${excerpt(body)}`);
   if (status === 400 || status === 401 || status === 403 || status === 422) {
     check(keysAre(body, ['errors']) && isPlainObject(body.errors), `expected {"errors":{field:[string]}}, got ${excerpt(body)}`);
-    const fields = Object.entries(body.errors as Record<string, unknown>);
+    const fields = Object.entries(body.errors);
     check(fields.length > 0 && fields.every(([, v]) => isStringList(v)), `expected {"errors":{field:[string]}}, got ${excerpt(body)}`);
-    if (status !== 422) check(keysAre(body.errors as Record<string, unknown>, ['base']), `a ${status} names "base", got ${excerpt(body)}`);
+    if (status !== 422) check(keysAre(body.errors, ['base']), `a ${status} names "base", got ${excerpt(body)}`);
     if (family === 'session' && status === 422) {
       check(fields.length === 1 && (fields[0]![1] as string[]).length === 1, `a session request's 422 names one parameter once, got ${excerpt(body)}`);
       const [field, [message]] = fields[0] as [string, string[]];
@@ -298,7 +298,7 @@ export function checkObjectError(status: number, body: unknown, family: 'lookup'
     check(status !== 429 || family === 'session', `a 429 outside the session paths: ${excerpt(body)}`);
     const expectedCode = { 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'TOO_MANY_REQUESTS' }[status];
     check(body.code === expectedCode, `a ${status} has code ${expectedCode}, got ${excerpt(body)}`);
-    check(REST_MESSAGES[status]?.(body.message as string), `message ${JSON.stringify(body.message)} is not one README documents for ${status}`);
+    check(REST_MESSAGES[status]?.(body.message), `message ${JSON.stringify(body.message)} is not one README documents for ${status}`);
   }
 }
 
@@ -314,7 +314,7 @@ export function checkGraphQLErrors(body: unknown, allowData: boolean): void {
   for (const error of body.errors as unknown[]) {
     check(isPlainObject(error) && typeof error.message === 'string' && error.message.length > 0, `error without a message: ${excerpt(error)}`);
     check(isPlainObject(error.extensions) && typeof error.extensions.code === 'string', `error without extensions.code: ${excerpt(error)}`);
-    const code = error.extensions.code as string;
+    const code = error.extensions.code;
     check(GRAPHQL_CODES.has(code), `extensions.code ${code} is not one a client may cause (${error.message})`);
   }
 }
@@ -325,7 +325,7 @@ export function checkUserRecord(user: unknown): void {
   check(Number.isInteger(user.id), `user.id is not an integer: ${excerpt(user)}`);
   check(typeof user.login === 'string', `user.login is not a string: ${excerpt(user)}`);
   for (const field of ['created_at', 'updated_at']) {
-    check(typeof user[field] === 'string' && !Number.isNaN(Date.parse(user[field] as string)), `user.${field} is not a timestamp`);
+    check(typeof user[field] === 'string' && !Number.isNaN(Date.parse(user[field])), `user.${field} is not a timestamp`);
   }
   for (const field of ['age_over16', 'allow_statistics_analysis', 'allow_sales_activities']) {
     check(typeof user[field] === 'boolean', `user.${field} is not a boolean`);
@@ -563,9 +563,9 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
       arbitrary: fc.tuple(fc.constantFrom(0, 1), onBehalfOf).map(([i, v]): Credentials => ({
         label: 'api key with odd on-behalf-of',
         // Valid user ids of the same tenant make this a valid caller of that tenant; of the other, a 403.
-        tenant: i as 0 | 1,
+        tenant: i,
         headers: [
-          ['Authorization', `ApiKey ${ts[i]!.apiKey}`],
+          ['Authorization', `ApiKey ${ts[i].apiKey}`],
           ['On-Behalf-Of', v],
         ],
       })),
@@ -575,7 +575,7 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
       // A header line sent twice: Node joins the values ("a, b"), which names no session.
       arbitrary: fc.tuple(fc.constantFrom(0, 1), fc.boolean()).map(([i, validFirst]): Credentials => ({
         label: 'token sent twice',
-        headers: [['SVC-Token', validFirst ? [ts[i]!.memberToken, 'nonsense'] : ['nonsense', ts[i]!.memberToken]]],
+        headers: [['SVC-Token', validFirst ? [ts[i].memberToken, 'nonsense'] : ['nonsense', ts[i].memberToken]]],
       })),
     },
   );
@@ -594,7 +594,7 @@ const HEADER_BUDGET = 62 * 1024;
  */
 export function fitHeaders(pairs: readonly (readonly [string, HeaderValue | Repeat])[], requestLineLength: number): Record<string, HeaderValue> {
   const copy = pairs.map(([k, v]): [string, HeaderValue | Repeat] => [k, typeof v === 'object' && !Array.isArray(v) ? { ...v } : v]);
-  const size = () => requestLineLength + copy.reduce((n, [k, v]) => n + k.length + 4 + (Array.isArray(v) ? v.join('').length : textLength(v as Text)), 200);
+  const size = () => requestLineLength + copy.reduce((n, [k, v]) => n + k.length + 4 + (Array.isArray(v) ? v.join('').length : textLength(v)), 200);
   for (let over = size() - HEADER_BUDGET; over > 0; over = size() - HEADER_BUDGET) {
     const repeated = copy.map(([, v]) => v).filter((v): v is Repeat => typeof v === 'object' && !Array.isArray(v) && v.times > 0);
     if (repeated.length === 0) break;
@@ -604,7 +604,7 @@ export function fitHeaders(pairs: readonly (readonly [string, HeaderValue | Repe
   const headers: Record<string, HeaderValue> = {};
   for (const [name, value] of copy) {
     const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase()) ?? name;
-    headers[key] ??= Array.isArray(value) ? value : materialize(value as Text);
+    headers[key] ??= Array.isArray(value) ? value : materialize(value);
   }
   return headers;
 }
@@ -642,7 +642,7 @@ export interface SessionUserSpec {
   field: 'login' | 'email';
   who: SeededUser | 'nobody';
   /** The seed's password, or another one. */
-  password: 'right' | string;
+  password: string /* 'right', or another */;
 }
 
 /** Parameters a session request can get wrong in form: each answered 422 naming `field` (README, Sessions). */

@@ -353,11 +353,11 @@ class PgliteInstance extends InstanceBase implements PostgresInstance {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      child.stdout!.on('data', (chunk) => {
+      child.stdout.on('data', (chunk) => {
         out += String(chunk);
         if (out.includes('ready\n')) resolve();
       });
