@@ -252,9 +252,7 @@ async function deleteMessages(req: http.IncomingMessage, file: string, query: UR
   const force = flag('force', query) ?? false;
   const requested = [...new Set(ids)];
   const candidates = requested.filter((id) => OBJECT_ID.test(id));
-  const [row] = force
-    ? await run<Row>('delete_for_everyone', DELETE_FOR_EVERYONE, [token, candidates])
-    : await run<Row>('hide', HIDE, [token, candidates]);
+  const [row] = force ? await run<Row>('delete_for_everyone', DELETE_FOR_EVERYONE, [token, candidates]) : await run<Row>('hide', HIDE, [token, candidates]);
   if (!row) throw listError(401, MESSAGES.sessionMissing);
   if (row.caller === null) throw listError(403, MESSAGES.needUser);
   if (row.denied) throw listError(403, MESSAGES.wrongPermissions);

@@ -26,7 +26,6 @@ const ROUNDS = Number(values.rounds ?? 5);
 const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'chatsvc_cpu';
 
-
 async function main() {
   const admin = new Client({ connectionString: server });
   await admin.connect();
@@ -51,14 +50,31 @@ async function main() {
   const users = 200;
   await services.users.createMany(
     application.id,
-    Array.from({ length: users }, (_, n) => ({ login: `u${n + 1}`, passwordHash, fullName: `User ${n + 1}`, email: `u${n + 1}@example.com`, phone: `+1555${String(n + 1).padStart(7, '0')}`, externalUserId: n + 1 })),
+    Array.from({ length: users }, (_, n) => ({
+      login: `u${n + 1}`,
+      passwordHash,
+      fullName: `User ${n + 1}`,
+      email: `u${n + 1}@example.com`,
+      phone: `+1555${String(n + 1).padStart(7, '0')}`,
+      externalUserId: n + 1,
+    })),
   );
   // The registered users: 20,000 more users, the caller's book of 10,000
   // contacts of which every fifth is one of them (as npm run bench's data).
-  const more = Array.from({ length: 20_000 }, (_, i) => ({ login: `m${i}`, passwordHash, fullName: `More ${i}`, email: `m${i}@example.com`, phone: `+1666${String(i).padStart(7, '0')}`, externalUserId: 1000 + i }));
+  const more = Array.from({ length: 20_000 }, (_, i) => ({
+    login: `m${i}`,
+    passwordHash,
+    fullName: `More ${i}`,
+    email: `m${i}@example.com`,
+    phone: `+1666${String(i).padStart(7, '0')}`,
+    externalUserId: 1000 + i,
+  }));
   for (let i = 0; i < more.length; i += 1000) await services.users.createMany(application.id, more.slice(i, i + 1000));
   const caller = { kind: 'user', applicationId: application.id, userId: 1, via: 'session' } as const;
-  const book = Array.from({ length: 10_000 }, (_, i) => ({ name: `Contact ${i}`, phone: i % 5 === 0 ? `+1666${String(i * 2).padStart(7, '0')}` : `+1777${String(i).padStart(7, '0')}` }));
+  const book = Array.from({ length: 10_000 }, (_, i) => ({
+    name: `Contact ${i}`,
+    phone: i % 5 === 0 ? `+1666${String(i * 2).padStart(7, '0')}` : `+1777${String(i).padStart(7, '0')}`,
+  }));
   await services.addressBook.upload(caller, book, '', false);
 
   const token = (await services.applications.createSession(application.id, 1)).token;
@@ -68,7 +84,12 @@ async function main() {
   const kinds = {
     rest: (i: number) => app.fastify.inject({ method: 'GET', url: `/users/external/${id(i)}.json`, headers }),
     graphql: (i: number) =>
-      app.fastify.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ query: GRAPHQL_LOOKUP, variables: { id: id(i) } }) }),
+      app.fastify.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { ...headers, 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: GRAPHQL_LOOKUP, variables: { id: id(i) } }),
+      }),
     'registered-full': () => app.fastify.inject({ method: 'GET', url: '/address_book/registered_users.json?compact=0', headers }),
     'registered-compact': () => app.fastify.inject({ method: 'GET', url: '/address_book/registered_users.json?compact=1', headers }),
   };
@@ -81,7 +102,8 @@ async function main() {
   for (const kind of only) {
     for (let i = 0; i < count(kind); i++) {
       const res = await kinds[kind](i);
-      if (kind.startsWith('registered') && (JSON.parse(res.body) as { items?: unknown[] }).items?.length !== 2000) throw new Error(`${kind}: not 2,000 users: ${res.body.slice(0, 300)}`);
+      if (kind.startsWith('registered') && (JSON.parse(res.body) as { items?: unknown[] }).items?.length !== 2000)
+        throw new Error(`${kind}: not 2,000 users: ${res.body.slice(0, 300)}`);
     }
   }
   for (let round = 0; round < ROUNDS; round++) {
@@ -107,7 +129,7 @@ async function main() {
 
 main().then(
   () => process.exit(0),
-  (error) => {
+  (error: unknown) => {
     process.stderr.write(`${(error as Error).stack}\n`);
     process.exit(1);
   },

@@ -152,7 +152,15 @@ export interface Report {
   };
   git: { commit: string | null; dirtyFiles: number | null };
   settings: Omit<BenchOptions, 'serverUrl'> & { server: string; serviceEnv: Record<string, string>; deletePlan: ReturnType<typeof deletePlan> };
-  seeding: { seconds: SeedResult['timings']; users: number; contacts: number; contactsMatching: number; bigContacts: number; bigMatching: number; messages: number };
+  seeding: {
+    seconds: SeedResult['timings'];
+    users: number;
+    contacts: number;
+    contactsMatching: number;
+    bigContacts: number;
+    bigMatching: number;
+    messages: number;
+  };
   parity: { checked: number; mismatches: string[] };
   correctness: Correctness[];
   scenarios: Scenario[];
@@ -239,6 +247,7 @@ async function request(url: string, init: RequestInit = {}): Promise<Response> {
     try {
       return await fetch(url, init);
     } catch (error) {
+      // eslint-disable-next-line preserve-caught-error, @typescript-eslint/no-base-to-string -- the message carries the cause's text (fetch's cause is an Error)
       if (attempt >= 3) throw new Error(`${init.method ?? 'GET'} ${url}: ${(error as Error).message} (${String((error as Error).cause ?? '')})`);
       await sleep(100 * attempt);
     }
@@ -318,6 +327,7 @@ function redact(url: string): string {
 /** Deep equality of two JSON values, reporting the first difference. */
 function difference(a: unknown, b: unknown, at = ''): string | null {
   if (typeof a !== typeof b || Array.isArray(a) !== Array.isArray(b) || (a === null) !== (b === null)) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, which its type leaves out
     return `${at || '(root)'}: ${JSON.stringify(a)?.slice(0, 80)} ≠ ${JSON.stringify(b)?.slice(0, 80)}`;
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -365,10 +375,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
   log(`bench database ${options.database} on ${redact(options.serverUrl)}`);
   const seeded = await seed(options);
   const t = seeded.timings;
-  log(
-    `seeding: ${t.total} s (users ${t.users} s, contacts ${t.contacts} s, messages ${t.messages} s; ` +
-      `then VACUUM ANALYZE ${t.analyze} s)`,
-  );
+  log(`seeding: ${t.total} s (users ${t.users} s, contacts ${t.contacts} s, messages ${t.messages} s; ` + `then VACUUM ANALYZE ${t.analyze} s)`);
 
   let service: Server | undefined;
   let baseline: Server | undefined;
@@ -435,7 +442,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       for (const compact of [1, 0]) {
         const res = await getJson(`${targets[kind].url}/address_book/registered_users.json?udid=big&compact=${compact}`, withToken(kind));
         if (kind === 'service') bigRequests++;
-        const items = (res.body as { items?: unknown[] })?.items;
+        const items = (res.body as { items?: unknown[] } | null)?.items;
         const got = Array.isArray(items) ? items.length : null;
         const passed = res.status === 200 && got === seeded.bigMatching;
         correctness.push({
@@ -448,8 +455,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       }
     }
     const bigAfter = await settledCount(service, 'service');
-    const bigBookStatementsPerRequest =
-      bigBefore !== null && bigAfter !== null ? Math.round(((bigAfter - bigBefore) / bigRequests) * 100) / 100 : null;
+    const bigBookStatementsPerRequest = bigBefore !== null && bigAfter !== null ? Math.round(((bigAfter - bigBefore) / bigRequests) * 100) / 100 : null;
     for (const c of correctness) log(`correctness: ${c.passed ? 'ok' : 'FAILED'} ${c.name}: ${c.detail}`);
 
     // ---- Scenarios. ---------------------------------------------------------
@@ -587,9 +593,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       // Each round measures the baseline between the two service runs, the
       // service runs' order alternating, so that a machine slowing down or
       // speeding up during the run weighs on both sides alike.
-      log(
-        `lookups: ${options.rounds} round(s), ${options.duration} s each after ${options.warmup} s of warm-up, ${options.connections} connections`,
-      );
+      log(`lookups: ${options.rounds} round(s), ${options.duration} s each after ${options.warmup} s of warm-up, ${options.connections} connections`);
       let graphqlErrors = 0;
       const graphqlSpec: RunSpec = {
         method: 'POST',
@@ -685,13 +689,13 @@ export async function runBench(options: BenchOptions): Promise<Report> {
         rest: 'this service, REST lookup (session token)',
         graphql: 'this service, GraphQL lookup (session token)',
         baseline: 'bare node:http + pg, the same credential check',
-        mercurius: 'Mercurius + graphql-jit + pg, the full lookup, the baseline\'s credential check',
+        mercurius: "Mercurius + graphql-jit + pg, the full lookup, the baseline's credential check",
         apollo_floor: 'Apollo Server 5 on Fastify, { __typename } (no database)',
       };
       const perRoundRatio = (a: Figures[], b: Figures[], pick: (f: Figures) => number | null) =>
         a.map((f, i) => {
           const x = pick(f);
-          const y = b[i] ? pick(b[i]!) : null;
+          const y = b[i] ? pick(b[i]) : null;
           return x === null || y === null ? NaN : ratio(x, y);
         });
       comparison = {
@@ -862,7 +866,9 @@ export async function runBench(options: BenchOptions): Promise<Report> {
             const removed = (await removedSoFar()) - before;
             const leftAtEnd = await backlogLeft();
             sweepRuns.push({ removed, seconds: round2(seconds), rowsPerSecond: Math.round(removed / seconds), leftAtEnd });
-            log(`  the sweeper removed ${removed.toLocaleString('en-US')} sessions in ${round2(seconds)} s (${Math.round(removed / seconds)}/s); ${leftAtEnd.toLocaleString('en-US')} left`);
+            log(
+              `  the sweeper removed ${removed.toLocaleString('en-US')} sessions in ${round2(seconds)} s (${Math.round(removed / seconds)}/s); ${leftAtEnd.toLocaleString('en-US')} left`,
+            );
             if (leftAtEnd === 0) warn(`sweeper${tag}: the backlog was gone before the run ended (raise --sweep-backlog to load the whole run)`);
           }
         }
@@ -890,7 +896,9 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       const rate = Math.max(1, Math.round(rest.service.reqPerSec * options.soakShare));
       const sampleMs = Math.min(5_000, Math.max(250, (options.soak * 1000) / 10));
       const referenceAtS = Math.min(60, options.soak / 5);
-      log(`soak: REST lookup at ${rate} req/s (${options.soakShare * 100}% of ${rest.service.reqPerSec}) for ${options.soak} s, RSS every ${sampleMs / 1000} s`);
+      log(
+        `soak: REST lookup at ${rate} req/s (${options.soakShare * 100}% of ${rest.service.reqPerSec}) for ${options.soak} s, RSS every ${sampleMs / 1000} s`,
+      );
       const samples: { t: number; rssMb: number }[] = [];
       const bar = timer('soak', options.soak);
       const achieved = await fire({
@@ -971,16 +979,13 @@ export async function runBench(options: BenchOptions): Promise<Report> {
         const state = ended ? `EXITED (${ended})` : 'still running';
         const tail = server.stderr.slice(-15).join('\n');
         const out = ended ? server.stdoutTail() : '';
-        return (
-          `${server.name} (pid ${server.pid}) ${state}` +
-          `${tail ? `; its stderr ends:\n${tail}` : ''}${out.trim() ? `\nits stdout ends:\n${out}` : ''}`
-        );
+        return `${server.name} (pid ${server.pid}) ${state}` + `${tail ? `; its stderr ends:\n${tail}` : ''}${out.trim() ? `\nits stdout ends:\n${out}` : ''}`;
       });
     if (notes.length > 0 && error instanceof Error) error.message += `\n${notes.join('\n')}`;
     throw error;
   } finally {
     const codes = await Promise.all([service?.stop(), baseline?.stop(), mercurius?.stop(), apolloFloor?.stop()]);
     if (service && codes[0] !== 0 && codes[0] !== undefined) log(`service exited with code ${codes[0]}`);
-    if (options.dropAtEnd) await dropDatabase(options).catch((e: Error) => log(`could not drop ${options.database}: ${e.message}`));
+    if (options.dropAtEnd) await dropDatabase(options).catch((e: unknown) => log(`could not drop ${options.database}: ${(e as Error).message}`));
   }
 }

@@ -74,7 +74,7 @@ export async function fire(spec: LoadSpec): Promise<LoadResult> {
           {
             ...(spec.setupRequest ? { setupRequest: (req: autocannon.Request) => spec.setupRequest!(req) } : {}),
             ...(spec.onResponse ? { onResponse: (status: number, body: string) => spec.onResponse!(status, body) } : {}),
-          } as autocannon.Request,
+          },
         ]
       : undefined;
 
@@ -104,7 +104,8 @@ export async function fire(spec: LoadSpec): Promise<LoadResult> {
         ...(spec.amount !== undefined ? { amount: spec.amount } : { duration: spec.duration ?? 10 }),
         ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
         ...(requests ? { requests } : {}),
-      } as autocannon.Options,
+      },
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- autocannon's error, as it gives it
       (error, res) => (error ? reject(error) : resolve(res)),
     );
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {

@@ -42,8 +42,8 @@ import { Client } from 'pg';
 import { fire } from './load';
 import { GRAPHQL_LOOKUP, GRAPHQL_TYPENAME, median } from './harness';
 import { parseOptions } from './options';
-import { type PeerName, type Server, cpuTimeMs, startPeer, startService } from './processes';
-import { type Profile, areaOf, render, summarise } from './profile-summary';
+import { type Server, cpuTimeMs, startPeer, startService } from './processes';
+import { type Profile, render, summarise } from './profile-summary';
 import { log } from './progress';
 import { seed } from './seed';
 
@@ -91,7 +91,20 @@ interface Db {
 }
 
 async function database(): Promise<Db> {
-  const options = parseOptions(['--users', String(USERS), '--contacts', '100', '--big-contacts', '10', '--messages', '6000', '--database', 'chatsvc_profile', '--user-batch', '2000']);
+  const options = parseOptions([
+    '--users',
+    String(USERS),
+    '--contacts',
+    '100',
+    '--big-contacts',
+    '10',
+    '--messages',
+    '6000',
+    '--database',
+    'chatsvc_profile',
+    '--user-batch',
+    '2000',
+  ]);
   if (options === 'help') throw new Error('unreachable');
   if (values.reuse && existsSync(STATE)) {
     const state = JSON.parse(readFileSync(STATE, 'utf8')) as Db;
@@ -143,19 +156,21 @@ async function start(db: Db, target: Target, flags: string[], wrapper: string[] 
     const script = other ? { script: existsSync(path.join(other, 'dist/main.js')) ? path.join(other, 'dist/main.js') : path.join(other, 'src/main.ts') } : {};
     return startService(db.databaseUrl, 10, false, flags, {}, 'service', wrapper.length ? { wrapper, timeoutMs: 900_000, ...script } : script);
   }
-  return startPeer(target as PeerName, db.databaseUrl, 10, false, flags, wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
+  return startPeer(target, db.databaseUrl, 10, false, flags, wrapper.length ? { wrapper, timeoutMs: 900_000 } : {});
 }
 
 async function drive(server: Server, db: Db, target: Target, spec: { duration?: number; amount?: number; connections: number }) {
   const { method, headers, setupRequest } = load(db, target);
-  const result = await fire({ url: server.url, pid: server.pid, method, headers, pipelining: 1, ...spec, setupRequest: setupRequest as never });
+  const result = await fire({ url: server.url, pid: server.pid, method, headers, pipelining: 1, ...spec, setupRequest: setupRequest });
   if (result.non2xx > 0 || result.errors > 0) log(`WARNING ${target}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result;
 }
 
 async function profileMode(db: Db): Promise<string> {
   mkdirSync(OUT, { recursive: true });
-  const out: string[] = [`Lookup profiles: ${USERS.toLocaleString('en-US')} users, ${CONNECTIONS} connections, ${SECONDS} s measured after ${WARMUP} s warm-up per target; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at start`];
+  const out: string[] = [
+    `Lookup profiles: ${USERS.toLocaleString('en-US')} users, ${CONNECTIONS} connections, ${SECONDS} s measured after ${WARMUP} s warm-up per target; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')} at start`,
+  ];
   const perArea = new Map<string, Map<Target, number>>();
   for (const target of targets) {
     const name = `${target}.cpuprofile`;
@@ -180,14 +195,18 @@ async function profileMode(db: Db): Promise<string> {
     const profile = JSON.parse(readFileSync(path.join(OUT, name), 'utf8')) as Profile;
     const summary = summarise(profile, window);
     const perRequestUs = (ms: number) => (ms * 1000) / requests;
-    out.push('', `=== ${target}: ${reqPerSec} req/s; CPU ${cpu === null ? '?' : (cpu * 1000).toFixed(0)} µs/request (/proc); profile busy ${perRequestUs(summary.busyMs).toFixed(0)} µs/request ===`);
+    out.push(
+      '',
+      `=== ${target}: ${reqPerSec} req/s; CPU ${cpu === null ? '?' : (cpu * 1000).toFixed(0)} µs/request (/proc); profile busy ${perRequestUs(summary.busyMs).toFixed(0)} µs/request ===`,
+    );
     for (const [area, ms] of summary.areas) {
       if (!perArea.has(area)) perArea.set(area, new Map());
       perArea.get(area)!.set(target, perRequestUs(ms));
     }
     const own = summary.self.filter(([key]) => / src\//.test(key) || key.includes(' src/'));
     out.push('', `The service's own frames (src/) by self time: ${perRequestUs(own.reduce((n, [, ms]) => n + ms, 0)).toFixed(1)} µs/request in all`);
-    for (const [key, ms] of own.slice(0, TOP)) out.push(`  ${perRequestUs(ms).toFixed(2).padStart(7)} µs  ${((ms / summary.busyMs) * 100).toFixed(1).padStart(5)}%  ${key}`);
+    for (const [key, ms] of own.slice(0, TOP))
+      out.push(`  ${perRequestUs(ms).toFixed(2).padStart(7)} µs  ${((ms / summary.busyMs) * 100).toFixed(1).padStart(5)}%  ${key}`);
     out.push('', render(summary, TOP));
   }
   // Areas side by side, µs per request.
@@ -237,8 +256,16 @@ async function callgrindMode(db: Db): Promise<string> {
     // "…-by-???-on-???").
     const vgdb = path.join(OUT, `vgdb-${who}`);
     const wrapper = [
-      'valgrind', '--tool=callgrind', '--vgdb=yes', `--vgdb-prefix=${vgdb}`, `--callgrind-out-file=${base}.%p`,
-      '--smc-check=all-non-file', '--dump-line=no', '--compress-pos=no', '--compress-strings=no', '--instr-atstart=no',
+      'valgrind',
+      '--tool=callgrind',
+      '--vgdb=yes',
+      `--vgdb-prefix=${vgdb}`,
+      `--callgrind-out-file=${base}.%p`,
+      '--smc-check=all-non-file',
+      '--dump-line=no',
+      '--compress-pos=no',
+      '--compress-strings=no',
+      '--instr-atstart=no',
     ];
     const flags = frames ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : [];
     log(`starting ${who} under valgrind (instrumentation off until the warm-up is done)`);
@@ -310,7 +337,10 @@ async function callgrindMode(db: Db): Promise<string> {
     `Instructions per request (callgrind, all threads of the process; ${REQUESTS} requests per measure after ${WARM_REQUESTS} uninstrumented warm-up, 4 connections, ${ROUNDS} rounds; ${USERS.toLocaleString('en-US')} users):`,
     ...Object.entries(results).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')})`),
     "Without V8's compilers (TurboFan, Maglev, Sparkplug: still optimising after the warm-up, most of the spread between runs); of which the garbage collector:",
-    ...Object.entries(steady).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')}); GC ${(median(gc[t]!) / 1000).toFixed(0)} k`),
+    ...Object.entries(steady).map(
+      ([t, v]) =>
+        `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')}); GC ${(median(gc[t]!) / 1000).toFixed(0)} k`,
+    ),
     'Without the compilers and the garbage collector (the steadiest figure: what the requests themselves ran):',
     ...Object.entries(steady).map(([t, v]) => {
       const own = v.map((x, i) => x - gc[t]![i]!);
@@ -337,7 +367,8 @@ function selfTable(file: string): [string, number][] {
 }
 
 const COMPILER = /v8::internal::(compiler|maglev|baseline)::|v8::internal::Zone::|v8::internal::(OptimizedCompilationJob|TurbofanCompilationJob|Pipeline)/;
-const GC = /v8::internal::(Scavenger|Scavenge|MarkCompact|Sweeper|Marking|ConcurrentMarking|Evacuat|MemoryAllocator|Heap::|IncrementalMarking|MinorMarkCompact|GCTracer)|heap::base::|cppgc::|IteratePointers<v8::internal::(Scavenge|IterateAndScavenge|Marking|Record)/;
+const GC =
+  /v8::internal::(Scavenger|Scavenge|MarkCompact|Sweeper|Marking|ConcurrentMarking|Evacuat|MemoryAllocator|Heap::|IncrementalMarking|MinorMarkCompact|GCTracer)|heap::base::|cppgc::|IteratePointers<v8::internal::(Scavenge|IterateAndScavenge|Marking|Record)/;
 
 /** The instructions of V8's compilers and of its garbage collector in a dump (self costs by function name). */
 function partsOf(file: string): { compiler: number; gc: number } {
@@ -388,10 +419,16 @@ function framesOf(file: string, mapFile: string, requests: number, top: number):
     const entry = found >= 0 ? map.entries[found] : undefined;
     if (!entry || address >= entry.end) return `0x${address.toString(16)} (JIT code not in the map)`;
     // Paths relative to the checkout measured (--service DIR's or this one).
-    return entry.name.replace(/^JS:[~^+*]?/, '').replace(ROOT + '/', '').replace(values.service ? `${path.resolve(values.service)}/` : ROOT + '/', '');
+    return entry.name
+      .replace(/^JS:[~^+*]?/, '')
+      .replace(ROOT + '/', '')
+      .replace(values.service ? `${path.resolve(values.service)}/` : ROOT + '/', '');
   };
   const table = (inclusive: boolean): Map<string, number> => {
-    const text = execFileSync('callgrind_annotate', [`--inclusive=${inclusive ? 'yes' : 'no'}`, '--threshold=100', file], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+    const text = execFileSync('callgrind_annotate', [`--inclusive=${inclusive ? 'yes' : 'no'}`, '--threshold=100', file], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
     const rows = new Map<string, number>();
     for (const line of text.split('\n')) {
       const m = /^\s*([\d,]+) \([ \d.]+%\)\s+(.*?)(?: \[[^\]]*\])?$/.exec(line);
@@ -452,11 +489,20 @@ async function pairMode(db: Db, other: string): Promise<string> {
     }
     for (let round = 0; round < rounds; round++) {
       for (const target of targets) {
-        const pair = round % 2 === 0 ? ([['here', a], ['other', b]] as const) : ([['other', b], ['here', a]] as const);
+        const pair =
+          round % 2 === 0
+            ? ([
+                ['here', a],
+                ['other', b],
+              ] as const)
+            : ([
+                ['other', b],
+                ['here', a],
+              ] as const);
         for (const [side, server] of pair) {
           const r = await drive(server, db, target, { duration: SECONDS, connections: CONNECTIONS });
           const perRequest = (r.cpuMs ?? NaN) / r.requests;
-          ((figures[target] ??= { here: [], other: [] })[side]).push(perRequest);
+          (figures[target] ??= { here: [], other: [] })[side].push(perRequest);
           log(`  round ${round + 1} ${target} ${side}: ${(perRequest * 1000).toFixed(0)} µs CPU/request, ${r.reqPerSec} req/s`);
         }
       }

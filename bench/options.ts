@@ -219,7 +219,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     sweepBacklog: num('sweep-backlog', values['sweep-backlog'], base.sweepBacklog, 1),
     sweepBatch: num('sweep-batch', values['sweep-batch'], 1_000, 1),
   };
-  if (options.sweepBatch > 100_000) throw new Error('--sweep-batch: at most 100000 (SWEEP_BATCH_SIZE\'s bound)');
+  if (options.sweepBatch > 100_000) throw new Error("--sweep-batch: at most 100000 (SWEEP_BATCH_SIZE's bound)");
   if (options.users > 9_999_999) throw new Error('--users: at most 9,999,999 (phones are +1555 and 7 digits)');
   return options;
 }

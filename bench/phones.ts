@@ -53,14 +53,19 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   await admin.query(`CREATE DATABASE ${db}`);
   if (process.env.BENCH_EXPLAIN) {
     // The plans of statements over 100 ms, triggers' included, in PostgreSQL's log.
-    for (const setting of [`session_preload_libraries = 'auto_explain'`, 'auto_explain.log_min_duration = 100', 'auto_explain.log_nested_statements = on', 'auto_explain.log_analyze = on'])
+    for (const setting of [
+      `session_preload_libraries = 'auto_explain'`,
+      'auto_explain.log_min_duration = 100',
+      'auto_explain.log_nested_statements = on',
+      'auto_explain.log_analyze = on',
+    ])
       await admin.query(`ALTER DATABASE ${db} SET ${setting}`);
   }
   await admin.end();
   const url = new URL(SERVER);
   url.pathname = `/${db}`;
   // Each build's own modules: its services, statements, migrations and generated client.
-  /* eslint-disable @typescript-eslint/no-require-imports */
+
   const { createApp } = require(path.join(root, 'src/app')) as typeof import('../src/app');
   const { openDatabase } = require(path.join(root, 'src/db')) as typeof import('../src/db');
   const { hashPassword } = require(path.join(root, 'src/services/secrets')) as typeof import('../src/services/secrets');
@@ -81,7 +86,12 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   for (let i = 0; i < users.length; i += 1000) await services.users.createMany(application.id, users.slice(i, i + 1000));
   process.stderr.write(`${name}: ${USERS} users in ${Math.round(performance.now() - seeding)} ms\n`);
   const caller = { kind: 'user', applicationId: application.id, userId: 1, via: 'session' } as const;
-  await services.addressBook.upload(caller, Array.from({ length: BOOK }, (_, i) => ({ name: `Contact ${i}`, phone: e164(i) })), '', false);
+  await services.addressBook.upload(
+    caller,
+    Array.from({ length: BOOK }, (_, i) => ({ name: `Contact ${i}`, phone: e164(i) })),
+    '',
+    false,
+  );
   const token = (await services.applications.createSession(application.id, 1)).token;
   const probe = await app.fastify.inject({
     method: 'POST',
@@ -91,7 +101,7 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   });
   return {
     name,
-    inject: (options) => app.fastify.inject(options) as unknown as ReturnType<Inject>,
+    inject: (options) => app.fastify.inject(options),
     headers: { 'svc-token': token },
     // A build before issue 19 answers 200 but drops contacts it cannot read (as QuickBlox did).
     formatted: probe.statusCode === 200 && (JSON.parse(probe.body) as { created?: number }).created === 1,
@@ -126,7 +136,8 @@ async function measure(build: Build, kind: Kind): Promise<Sample> {
         })
       : await build.inject({ method: 'GET', url: `/address_book/registered_users.json?compact=${kind === 'compact' ? 1 : 0}`, headers: build.headers });
     if (res.statusCode !== 200) throw new Error(`${build.name} ${kind}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-    if (!kind.startsWith('upload') && (JSON.parse(res.body) as { items: unknown[] }).items.length !== 2000) throw new Error(`${build.name} ${kind}: not 2,000 users`);
+    if (!kind.startsWith('upload') && (JSON.parse(res.body) as { items: unknown[] }).items.length !== 2000)
+      throw new Error(`${build.name} ${kind}: not 2,000 users`);
   }
   const used = process.cpuUsage(cpu);
   return { wallMs: (performance.now() - started) / n, cpuMs: (used.user + used.system) / 1000 / n };
@@ -150,7 +161,9 @@ async function main() {
     }
   }
   const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(1));
-  process.stdout.write(`phones benchmark: ${ROUNDS} rounds, order reversed each round; upload = ${BOOK.toLocaleString('en')} contacts, reads of a ${BOOK.toLocaleString('en')}-contact book with 2,000 registered\n`);
+  process.stdout.write(
+    `phones benchmark: ${ROUNDS} rounds, order reversed each round; upload = ${BOOK.toLocaleString('en')} contacts, reads of a ${BOOK.toLocaleString('en')}-contact book with 2,000 registered\n`,
+  );
   for (const [name, samples] of results) {
     const wall = samples.map((s) => s.wallMs);
     const cpu = samples.map((s) => s.cpuMs);
@@ -168,7 +181,7 @@ async function main() {
 
 main().then(
   () => process.exit(0),
-  (error) => {
+  (error: unknown) => {
     process.stderr.write(`${(error as Error).stack}\n`);
     process.exit(1);
   },

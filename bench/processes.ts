@@ -92,7 +92,7 @@ export async function startNode(
   running.add(child);
   const stderr: string[] = [];
   let stderrRest = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     const lines = (stderrRest + chunk).split('\n');
     stderrRest = lines.pop()!;
     stderr.push(...lines);
@@ -106,7 +106,7 @@ export async function startNode(
     }),
   );
   // The last 8 kB of stdout, kept as raw chunks (cheap under load).
-  let lastChunks: Buffer[] = [];
+  const lastChunks: Buffer[] = [];
   let lastBytes = 0;
   void exited.then(() => running.delete(child));
 
@@ -122,11 +122,11 @@ export async function startNode(
       reject(
         new Error(
           `${error.message}${ended ? ` (${ended})` : ''}${tail ? `\n--- ${name} stderr ---\n${tail}` : ''}` +
-            `${out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''}`,
+            (out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''),
         ),
       );
     }
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       lastChunks.push(chunk);
       lastBytes += chunk.length;
       while (lastBytes - lastChunks[0]!.length >= 8192) lastBytes -= lastChunks.shift()!.length;
@@ -188,15 +188,22 @@ export async function startService(
 ): Promise<Server> {
   const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
   if (launch.script === undefined) ensureBuilt();
-  const server = await startNode(name, launch.script ?? SERVICE_MAIN, {
-    ...process.env,
-    ...SERVICE_BENCH_ENV,
-    ...env,
-    DATABASE_URL: databaseUrl,
-    DB_POOL_MAX: String(poolMax),
-    PORT: '0',
-    HOST: '127.0.0.1',
-  }, flags, launch.timeoutMs, launch.wrapper);
+  const server = await startNode(
+    name,
+    launch.script ?? SERVICE_MAIN,
+    {
+      ...process.env,
+      ...SERVICE_BENCH_ENV,
+      ...env,
+      DATABASE_URL: databaseUrl,
+      DB_POOL_MAX: String(poolMax),
+      PORT: '0',
+      HOST: '127.0.0.1',
+    },
+    flags,
+    launch.timeoutMs,
+    launch.wrapper,
+  );
   await waitReady(server, '/readyz', launch.timeoutMs);
   return server;
 }

@@ -7,6 +7,7 @@ export interface Progress {
   stop(): void;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-conversion -- isTTY is undefined when stdout is not a terminal, whatever its type says
 const interactive = (): boolean => Boolean(process.stdout.isTTY) && process.env.CI === undefined;
 
 export function log(line: string): void {

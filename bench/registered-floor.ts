@@ -80,7 +80,7 @@ async function main() {
   const answers = {
     'rows + JSON': async () => {
       const result = await client.query({ name: REGISTERED_USERS.name, text: REGISTERED_USERS.text, values: params });
-      return JSON.stringify({ items: result.rows.map((user) => ({ user })) }).length;
+      return JSON.stringify({ items: (result.rows as unknown[]).map((user) => ({ user })) }).length;
     },
     'stored JSON': async () => {
       const result = await client.query({ name: 'stored_records', text: storedText, values: [ownerId, ''] });

@@ -40,9 +40,17 @@ export function judge(report: Report): TargetResult[] {
   const lookups = report.lookups;
   if (gql && lookups) {
     const m = lookups.graphqlToMercurius;
-    add('GraphQL user lookup: req/s ≥ 0.85 of Mercurius (same lookup, same run)', m ? spreadText(m) : 'peers skipped (--no-peers)', m ? m.median >= 0.85 : null);
+    add(
+      'GraphQL user lookup: req/s ≥ 0.85 of Mercurius (same lookup, same run)',
+      m ? spreadText(m) : 'peers skipped (--no-peers)',
+      m ? m.median >= 0.85 : null,
+    );
     const c = lookups.graphqlCpuToRest;
-    add('GraphQL CPU per request ≤ 1.25× REST\'s (/proc, same run)', c && Number.isFinite(c.median) ? spreadText(c, '×') : 'not measured', c && Number.isFinite(c.median) ? c.median <= 1.25 : null);
+    add(
+      "GraphQL CPU per request ≤ 1.25× REST's (/proc, same run)",
+      c && Number.isFinite(c.median) ? spreadText(c, '×') : 'not measured',
+      c && Number.isFinite(c.median) ? c.median <= 1.25 : null,
+    );
   }
   // Registered users: at least where issue 11 left them, against the bare
   // queries of the same run (the full answer no slower than the baseline's
@@ -50,7 +58,11 @@ export function judge(report: Report): TargetResult[] {
   const contacts = report.seeding.contacts.toLocaleString('en-US');
   const full = s('registered_users_full');
   if (full) {
-    add(`Registered users (full, ${contacts} contacts): p50 ≤ the bare query's`, `${fmt(full.service.p50)} ms vs ${fmt(full.baseline.p50)} ms`, full.service.p50 <= full.baseline.p50);
+    add(
+      `Registered users (full, ${contacts} contacts): p50 ≤ the bare query's`,
+      `${fmt(full.service.p50)} ms vs ${fmt(full.baseline.p50)} ms`,
+      full.service.p50 <= full.baseline.p50,
+    );
   }
   const compact = s('registered_users_compact');
   if (compact) {
@@ -84,20 +96,13 @@ export function judge(report: Report): TargetResult[] {
     ['deletes for everyone (1/100/1,000 ids)', [1, 100, 1000].map((n) => count(`delete_everyone_${n}`))],
     [
       `registered users (${report.seeding.contacts.toLocaleString('en-US')} compact/full, ${report.seeding.bigContacts.toLocaleString('en-US')})`,
-      [
-        count('registered_users_compact'),
-        count('registered_users_full'),
-        { perRequest: report.bigBookStatementsPerRequest, requests: 2 },
-      ],
+      [count('registered_users_compact'), count('registered_users_full'), { perRequest: report.bigBookStatementsPerRequest, requests: 2 }],
     ],
   ];
   for (const [label, counts] of groups) {
     const known = counts.map((c) => c.perRequest).filter((v): v is number => typeof v === 'number');
     const least = Math.min(...known);
-    const met =
-      known.length === counts.length
-        ? counts.every((c) => c.perRequest! - least <= 0.5 || (c.perRequest! - least) * c.requests <= 3)
-        : null;
+    const met = known.length === counts.length ? counts.every((c) => c.perRequest! - least <= 0.5 || (c.perRequest! - least) * c.requests <= 3) : null;
     add(`SQL statements per request constant: ${label}`, counts.map((c) => fmt(c.perRequest)).join(' / '), met);
   }
   add(
@@ -116,7 +121,11 @@ export function judge(report: Report): TargetResult[] {
     add('Soak: RSS < 250 MB and growth < 10%', 'no soak (--soak 0)', null);
   }
   const usersNote = report.seeding.users === 1_000_000 ? '' : ` (${report.seeding.users.toLocaleString('en-US')} users seeded)`;
-  add(`Seeding 1,000,000 users < 60 s${usersNote}`, `${fmt(report.seeding.seconds.users)} s`, report.seeding.users === 1_000_000 ? report.seeding.seconds.users < 60 : null);
+  add(
+    `Seeding 1,000,000 users < 60 s${usersNote}`,
+    `${fmt(report.seeding.seconds.users)} s`,
+    report.seeding.users === 1_000_000 ? report.seeding.seconds.users < 60 : null,
+  );
   return out;
 }
 
@@ -128,7 +137,9 @@ function spreadText(x: Spread, unit = ''): string {
 /** The lookups beside the baseline and the peers, medians of the rounds. */
 function comparisonTable(c: LookupComparison): string[] {
   const out: string[] = [];
-  out.push(`Lookups beside the baseline and the GraphQL peers (${c.rounds} round(s), medians; ratio: the median of the rounds' ratios to the same round's baseline, with the lowest and highest):`);
+  out.push(
+    `Lookups beside the baseline and the GraphQL peers (${c.rounds} round(s), medians; ratio: the median of the rounds' ratios to the same round's baseline, with the lowest and highest):`,
+  );
   out.push(
     table(
       ['target', 'req/s', 'ratio to baseline', 'p50 ms', 'p99 ms', 'CPU ms/request', 'failed'],
@@ -145,14 +156,19 @@ function comparisonTable(c: LookupComparison): string[] {
   );
   if (c.graphqlToMercurius) out.push(`GraphQL lookup / Mercurius, req/s: ${spreadText(c.graphqlToMercurius)}.`);
   if (c.graphqlCpuToRest) out.push(`GraphQL / REST, CPU per request: ${spreadText(c.graphqlCpuToRest, '×')}.`);
-  out.push(`Order of each round: ${c.order.map((o) => o.join(' → ')).join('; ')}. CPU: the process's user + system time (/proc) over the measured window, per response.`);
+  out.push(
+    `Order of each round: ${c.order.map((o) => o.join(' → ')).join('; ')}. CPU: the process's user + system time (/proc) over the measured window, per response.`,
+  );
   return out;
 }
 
 function table(header: string[], rows: string[][], alignLeft = 1): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i < alignLeft ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -201,7 +217,9 @@ export function render(report: Report, targets: TargetResult[]): string {
   );
   out.push('');
   out.push(table(header, rows));
-  out.push('ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline; of the sweeper scenario, the same instance with nothing to sweep. RSS: the service\'s peak during the scenario.');
+  out.push(
+    "ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline; of the sweeper scenario, the same instance with nothing to sweep. RSS: the service's peak during the scenario.",
+  );
   for (const sc of report.scenarios.filter((x) => x.sweep)) {
     const runs = sc.sweep!.runs;
     out.push(
@@ -216,7 +234,7 @@ export function render(report: Report, targets: TargetResult[]): string {
   const rounded = report.scenarios.filter((sc) => sc.rounds && sc.rounds.length > 1);
   if (rounded.length > 0) {
     out.push('');
-    out.push('Rounds (the table gives the median of each figure; ratio: the median of the rounds\' ratios):');
+    out.push("Rounds (the table gives the median of each figure; ratio: the median of the rounds' ratios):");
     out.push(
       table(
         ['scenario', 'req/s svc per round', 'base per round', 'req/s ratio per round', 'p99 ratio per round'],
@@ -248,7 +266,13 @@ export function render(report: Report, targets: TargetResult[]): string {
   }
   out.push(`Parity (service and baseline answer alike): ${report.parity.checked - report.parity.mismatches.length}/${report.parity.checked}.`);
   out.push('');
-  out.push(table(['target', 'measured', 'result'], targets.map((r) => [r.target, r.value, r.met === null ? 'n/a' : r.met ? 'PASS' : 'FAIL']), 2));
+  out.push(
+    table(
+      ['target', 'measured', 'result'],
+      targets.map((r) => [r.target, r.value, r.met === null ? 'n/a' : r.met ? 'PASS' : 'FAIL']),
+      2,
+    ),
+  );
   if (report.warnings.length > 0) {
     out.push('');
     out.push('Warnings:');

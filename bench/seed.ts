@@ -187,7 +187,10 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
     const global = book(options.contacts, options.matchShare, options.users, '+1666');
     const big = book(options.bigContacts, options.matchShare, options.users, '+1777');
     const contactsBar = progress('contacts (addressBook.upload)', global.contacts.length + big.contacts.length);
-    for (const [udid, { contacts }] of [['', global], ['big', big]] as const) {
+    for (const [udid, { contacts }] of [
+      ['', global],
+      ['big', big],
+    ] as const) {
       for (let i = 0; i < contacts.length; i += 10_000) {
         const slice = contacts.slice(i, i + 10_000);
         const result = await services.addressBook.upload(asCaller, slice, udid, false);

@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   const admin = new Client({ connectionString: SERVER });
   await admin.connect();
   const figures = checkouts.map(() => ({ server: [] as Start[], embedded: [] as Start[], admin: [] as number[] }));
-  const secretsKey = (i: number) => `${String(i).repeat(64)}`.slice(0, 64);
+  const secretsKey = (i: number) => String(i).repeat(64).slice(0, 64);
   try {
     for (let i = 0; i < checkouts.length; i++) await admin.query(`CREATE DATABASE ${dbName(i)}`);
     // Round 0 migrates the server databases and creates the embedded ones: not counted.
@@ -197,12 +197,22 @@ async function main(): Promise<void> {
     for (const kind of ['server', 'embedded'] as const) {
       const f = figures[i]![kind];
       if (f.length === 0) continue;
-      lines.push(`| ${path.basename(dir)} | ${kind} | ${fmt(f.map((x) => x.ms))} | ${fmt(f.map((x) => x.cpuMs))} | ${fmt(f.map((x) => x.rss2), 1)} | ${fmt(f.map((x) => x.rss10), 1)} |`);
+      lines.push(
+        `| ${path.basename(dir)} | ${kind} | ${fmt(f.map((x) => x.ms))} | ${fmt(f.map((x) => x.cpuMs))} | ${fmt(
+          f.map((x) => x.rss2),
+          1,
+        )} | ${fmt(
+          f.map((x) => x.rss10),
+          1,
+        )} |`,
+      );
     }
   });
   lines.push('', '| checkout | `npm run -s admin -- app:create`, server (ms) |', '|---|---|');
   checkouts.forEach((dir, i) => lines.push(`| ${path.basename(dir)} | ${fmt(figures[i]!.admin)} |`));
-  process.stdout.write(`${lines.join('\n')}\nmedian (min–max, n); load average before: ${loadBefore}, after: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
+  process.stdout.write(
+    `${lines.join('\n')}\nmedian (min–max, n); load average before: ${loadBefore}, after: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -120,4 +120,5 @@ if (!(await build(files))) {
   console.error('build: @swc/core is not installed (a dev dependency): build where dev dependencies are, then `npm prune --omit=dev --omit=optional` (docs/operation.md, Deploying)');
   process.exit(1);
 }
-if (ifStale || process.stdout.isTTY) console.error(`build: dist/ compiled from ${files.length} files in ${Math.round(performance.now() - started)} ms${reason ? ` (${reason})` : ''}`);
+if (ifStale || process.stdout.isTTY)
+  console.error(`build: dist/ compiled from ${files.length} files in ${Math.round(performance.now() - started)} ms${reason ? ` (${reason})` : ''}`);

@@ -48,19 +48,17 @@ export async function checkSchema(released: string, current: GraphQLSchema, chan
     unacknowledged,
     dangerous: changes.filter((c) => c.criticality.level === CriticalityLevel.Dangerous),
     safe: changes.filter((c) => c.criticality.level === CriticalityLevel.NonBreaking),
-    unmatchedAcknowledgments: acknowledgments.filter(
-      (line) => /`[A-Z_]+`/.test(line) && !breaking.some((change) => acknowledges(line, change)),
-    ),
+    unmatchedAcknowledgments: acknowledgments.filter((line) => /`[A-Z_]+`/.test(line) && !breaking.some((change) => acknowledges(line, change))),
   };
 }
 
 /** The line a changelog needs for this change (the reason is the author's to write). */
 export function acknowledgmentFor(change: Change): string {
-  return `- \`${change.type}\` \`${change.path ?? change.message}\`: <why, and what clients do instead>`;
+  return `- \`${String(change.type)}\` \`${change.path ?? change.message}\`: <why, and what clients do instead>`;
 }
 
 function acknowledges(line: string, change: Change): boolean {
-  return line.includes(`\`${change.type}\``) && line.includes(`\`${change.path ?? change.message}\``);
+  return line.includes(`\`${String(change.type)}\``) && line.includes(`\`${change.path ?? change.message}\``);
 }
 
 const UNRELEASED = /^## Unreleased[^\n]*\n/m;
@@ -83,9 +81,12 @@ function report(check: SchemaCheck): string {
   const lines: string[] = [];
   const list = (title: string, changes: Change[]) => {
     if (changes.length === 0) return;
-    lines.push(`${title}:`, ...changes.map((c) => `  ${c.type} ${c.path ?? ''}: ${c.message}`));
+    lines.push(`${title}:`, ...changes.map((c) => `  ${String(c.type)} ${c.path ?? ''}: ${c.message}`));
   };
-  list('Breaking changes, acknowledged', check.breaking.filter((c) => !check.unacknowledged.includes(c)));
+  list(
+    'Breaking changes, acknowledged',
+    check.breaking.filter((c) => !check.unacknowledged.includes(c)),
+  );
   list('Dangerous changes (clients may need care)', check.dangerous);
   list('Safe changes', check.safe);
   for (const line of check.unmatchedAcknowledgments) lines.push(`Warning: this Unreleased line names no breaking change: ${line.trim()}`);

@@ -2,7 +2,11 @@
 // paths, health checks — over an open database. Used by main and by tests.
 import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+} from '@apollo/server/plugin/disabled';
 import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type ValidationRule } from 'graphql';
@@ -169,12 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const schema = buildSchema();
   const sessionTokenHeaders = options.sessionTokenHeaders ?? DEFAULT_SESSION_TOKEN_HEADERS;
   const contextOf = (request: FastifyRequest): Context =>
-    (request.context ??= createContext(
-      services,
-      credentialsFromHeaders(request.headers, sessionTokenHeaders),
-      request.id,
-      request.ip,
-    ));
+    (request.context ??= createContext(services, credentialsFromHeaders(request.headers, sessionTokenHeaders), request.id, request.ip));
 
   const failures = failureHandling(styleOfPath);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
@@ -208,6 +207,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     // A request whose body is still arriving when Node's whole-request bound
     // fires is answered by its route (src/http/timeouts.ts).
     clientErrorHandler: clientErrorHandler(failures.clientErrorHandler),
+    // Fastify ignores what this returns: the reply, which is thenable, not a pending promise.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
     frameworkErrors: failures.frameworkErrors,
   });
 

@@ -7,9 +7,7 @@ import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 
-const flag = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((value) => value === 'true' || value === '1');
+const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),

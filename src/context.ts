@@ -43,10 +43,7 @@ export const credentialHeaders = (tokenHeaders: readonly string[] = DEFAULT_SESS
 /** A header's first value. At module level: a closure made per request costs an allocation (and, under tsx, a __name call). */
 const one = (value: HeaderValue): string | undefined => (Array.isArray(value) ? value[0] : value);
 
-export function credentialsFromHeaders(
-  headers: Record<string, HeaderValue>,
-  tokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS,
-): Credentials {
+export function credentialsFromHeaders(headers: Record<string, HeaderValue>, tokenHeaders: readonly string[] = DEFAULT_SESSION_TOKEN_HEADERS): Credentials {
   let token: string | undefined;
   let tokens = 0;
   for (const name of tokenHeaders) {

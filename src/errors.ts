@@ -26,10 +26,19 @@ interface ErrorKind {
 export const ERRORS = {
   BAD_REQUEST: { status: 400, objectShape: 'base', meaning: 'Malformed request: an unreadable body or path, conflicting credential headers' },
   UNAUTHENTICATED: { status: 401, objectShape: 'base', meaning: 'No credentials, credentials that name no live session or key, or a wrong login or password' },
-  FORBIDDEN: { status: 403, objectShape: 'base', meaning: 'Valid credentials that may not do this (an application session where a user is needed, an API key where a session is)' },
+  FORBIDDEN: {
+    status: 403,
+    objectShape: 'base',
+    meaning: 'Valid credentials that may not do this (an application session where a user is needed, an API key where a session is)',
+  },
   WRONG_PERMISSIONS: { status: 403, objectShape: 'base', meaning: "The spec's WrongPermissions: a delete the caller may not make" },
   NOT_FOUND: { status: 404, objectShape: 'code', meaning: 'No such record, or no route for this path and method' },
-  REQUEST_TIMEOUT: { status: 408, objectShape: 'code', meaning: 'The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed' },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    objectShape: 'code',
+    meaning:
+      'The request did not arrive in time: its body went silent for BODY_IDLE_TIMEOUT_MS, or the whole request took over REQUEST_TIMEOUT_MS; the connection is closed',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, objectShape: 'code', meaning: 'Request body over 2 MiB' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, objectShape: 'code', meaning: 'A body of another type than JSON or form-encoded' },
   COST_LIMIT_EXCEEDED: {
@@ -38,17 +47,34 @@ export const ERRORS = {
     meaning:
       '/graphql: a document whose root fields together would read or write more than its limits allow (rows, contacts, ids per document; src/graphql/cost.ts), refused before any resolver runs',
   },
-  PERSISTED_QUERY_NOT_IN_LIST: { status: 400, objectShape: 'code', meaning: '/graphql under GRAPHQL_TRUSTED_DOCUMENTS=enforce: a document that is not in the manifest' },
-  BAD_USER_INPUT: { status: 422, objectShape: 'field', meaning: 'A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input' },
+  PERSISTED_QUERY_NOT_IN_LIST: {
+    status: 400,
+    objectShape: 'code',
+    meaning: '/graphql under GRAPHQL_TRUSTED_DOCUMENTS=enforce: a document that is not in the manifest',
+  },
+  BAD_USER_INPUT: {
+    status: 422,
+    objectShape: 'field',
+    meaning: 'A well-formed request whose values fail validation (one longer than its maximum included, refused before any work); the message names the input',
+  },
   UNKNOWN_APPLICATION: { status: 422, objectShape: 'base', meaning: 'Session request: no application with this id and auth key (QuickBlox answers 422 too)' },
   INVALID_SIGNATURE: { status: 422, objectShape: 'base', meaning: 'Session request: the signature is not the HMAC of the parameters under the auth secret' },
   TIMESTAMP_OUT_OF_WINDOW: { status: 422, objectShape: 'base', meaning: "Session request: the signed timestamp is too far from the server's clock" },
   NONCE_REUSED: { status: 422, objectShape: 'base', meaning: 'Session request: this timestamp and nonce were already used (a replay)' },
-  TOO_MANY_REQUESTS: { status: 429, objectShape: 'code', meaning: 'Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry' },
+  TOO_MANY_REQUESTS: {
+    status: 429,
+    objectShape: 'code',
+    meaning:
+      'Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry',
+  },
   INTERNAL_SERVER_ERROR: { status: 500, objectShape: 'code', meaning: "Anything unexpected (a bug); details only in the service's log" },
   SERVICE_UNAVAILABLE: { status: 503, objectShape: 'code', meaning: 'The database cannot be reached, or this instance is shutting down; retry' },
   DATABASE_BUSY: { status: 503, objectShape: 'code', meaning: 'A deadlock or serialization failure with a concurrent request; nothing was written; retry' },
-  DATABASE_TIMEOUT: { status: 503, objectShape: 'code', meaning: 'The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection)' },
+  DATABASE_TIMEOUT: {
+    status: 503,
+    objectShape: 'code',
+    meaning: 'The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection)',
+  },
   WRITE_OUTCOME_UNKNOWN: {
     status: 503,
     objectShape: 'code',
@@ -63,8 +89,6 @@ export type ErrorCode = keyof typeof ERRORS;
 export const ERROR_STATUS = Object.fromEntries(Object.entries(ERRORS).map(([code, kind]) => [code, kind.status])) as {
   [C in ErrorCode]: (typeof ERRORS)[C]['status'];
 };
-
-
 
 /** Messages shared by both surfaces; the REST ones are the spec's where it names them. */
 export const MESSAGES = {
@@ -122,8 +146,7 @@ export class AppError extends Error {
   }
 }
 
-export const badInput = (field: string, message: string): AppError =>
-  new AppError('BAD_USER_INPUT', message, { field });
+export const badInput = (field: string, message: string): AppError => new AppError('BAD_USER_INPUT', message, { field });
 
 /** Over a budget (requests, failed logins): answered 429 with Retry-After. */
 export class RateLimitedError extends AppError {
@@ -153,8 +176,7 @@ function inCauseChain(error: unknown, matches: (code: string | undefined, messag
  * (57014), or no pooled connection came free in time.
  */
 const TIMEOUT_MESSAGES = /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout|Query read timeout/i;
-const isDatabaseTimeout = (error: unknown): boolean =>
-  inCauseChain(error, (code, message) => code === '57014' || TIMEOUT_MESSAGES.test(message));
+const isDatabaseTimeout = (error: unknown): boolean => inCauseChain(error, (code, message) => code === '57014' || TIMEOUT_MESSAGES.test(message));
 
 /** Deadlock or serialization failure (40P01, 40001): nothing was written, a retry can succeed. */
 const isConflict = (error: unknown): boolean => inCauseChain(error, (code) => code === '40P01' || code === '40001');
@@ -164,13 +186,25 @@ const isConflict = (error: unknown): boolean => inCauseChain(error, (code) => co
  * or, 25006, the connection reached a standby (a primary demoted by a
  * switchover, before the load balancer noticed): nothing was written.
  */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'P1001', 'P1002', 'P1017', '57P01', '57P02', '57P03', '25006']);
-const UNAVAILABLE_MESSAGES = /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'P1001',
+  'P1002',
+  'P1017',
+  '57P01',
+  '57P02',
+  '57P03',
+  '25006',
+]);
+const UNAVAILABLE_MESSAGES =
+  /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
 const isDatabaseUnavailable = (error: unknown): boolean =>
-  inCauseChain(
-    error,
-    (code, message) => (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) || UNAVAILABLE_MESSAGES.test(message),
-  );
+  inCauseChain(error, (code, message) => (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) || UNAVAILABLE_MESSAGES.test(message));
 
 /** A write sent whose commit was never confirmed (src/db/sql.ts StatementError.outcomeUnknown). */
 function isOutcomeUnknown(error: unknown): boolean {

@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   // require, not import(): the service is CommonJS (dist/, compiled; and the
   // sources under jest and tsx), where Node's import() of './tracing' would
   // find neither a .js nor a .ts file without its extension.
-  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : (require('./tracing') as typeof import('./tracing')).startTracingFromConfig(config);
+  const tracing =
+    config.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : (require('./tracing') as typeof import('./tracing')).startTracingFromConfig(config);
   const database = await openDatabase({
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DIR,
@@ -105,9 +106,7 @@ async function main(): Promise<void> {
     redis,
     reads,
     secretsKey: secrets.key,
-    ...(config.TLS_CERT_FILE && config.TLS_KEY_FILE
-      ? { https: { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) } }
-      : {}),
+    ...(config.TLS_CERT_FILE && config.TLS_KEY_FILE ? { https: { cert: readFileSync(config.TLS_CERT_FILE), key: readFileSync(config.TLS_KEY_FILE) } } : {}),
     explorer: { enabled: config.GRAPHQL_EXPLORER, defaultHeaders: () => explorerHeaders },
     logger: {
       level: config.LOG_LEVEL,
@@ -116,9 +115,11 @@ async function main(): Promise<void> {
       ...(tracing ? { mixin: traceLogFields } : {}),
     },
   });
+  // Fastify's logger is the pino instance made from the options above.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
   log = app.fastify.log as pino.Logger;
   if (secrets.generated) {
-    log.warn({ file: secrets.file }, 'generated the key that seals applications\' auth secrets: keep it with the database (SECRETS_KEY)');
+    log.warn({ file: secrets.file }, "generated the key that seals applications' auth secrets: keep it with the database (SECRETS_KEY)");
   }
   if (database.applied.length > 0) log.info({ migrations: database.applied }, 'applied migrations');
   if (config.DATABASE_URL !== undefined && config.REDIS_URL === undefined && config.DB_PREPARED_STATEMENTS === 'unnamed') {
@@ -168,7 +169,7 @@ async function main(): Promise<void> {
     process.stdout.write(`\n${demoInstructions(base, demo)}\n\n`);
   }
   if (config.GRAPHQL_EXPLORER) {
-    const headers = Object.keys(explorerHeaders).length > 0 ? ' (opens with the demo user\'s SVC-Token)' : '';
+    const headers = Object.keys(explorerHeaders).length > 0 ? " (opens with the demo user's SVC-Token)" : '';
     process.stdout.write(`GraphQL explorer: ${base}/playground${headers}\n\n`);
   }
 }
@@ -177,7 +178,7 @@ main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
   } else {
-    process.stderr.write(`Failed to start: ${(error as Error).message ?? String(error)}\n`);
+    process.stderr.write(`Failed to start: ${(error as { message?: string } | null | undefined)?.message ?? String(error)}\n`);
   }
   process.exit(1);
 });

@@ -78,7 +78,11 @@ const DateTime = new GraphQLScalarType<Date, string>({
 const resolvers = {
   DateTime,
   Query: {
-    async userByExternalId(_root: unknown, args: { externalUserId: number }, ctx: { reply: { request: { headers: Record<string, string | string[] | undefined> } } }) {
+    async userByExternalId(
+      _root: unknown,
+      args: { externalUserId: number },
+      ctx: { reply: { request: { headers: Record<string, string | string[] | undefined> } } },
+    ) {
       const sent = ctx.reply.request.headers['svc-token'];
       const token = Array.isArray(sent) ? sent[0] : sent;
       if (!token) throw new Error('Token is required');

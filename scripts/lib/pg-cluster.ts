@@ -22,6 +22,7 @@ export interface Cluster {
 /** Whether this machine can make clusters (the binaries, and root to run them as postgres, or being postgres). */
 export function clustersAvailable(): { ok: true } | { ok: false; reason: string } {
   if (!existsSync(path.join(PG_BIN, 'initdb'))) return { ok: false, reason: `no ${PG_BIN}/initdb (apt-get install postgresql-15)` };
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- stdout is null when `id` cannot be started, whatever its type says
   const user = process.getuid?.() === 0 ? 'root' : spawnSync('id', ['-un']).stdout?.toString().trim();
   if (user !== 'root' && user !== 'postgres') return { ok: false, reason: 'clusters are run as the postgres user: run as root or postgres' };
   if (user === 'root' && spawnSync('id', ['postgres']).status !== 0) return { ok: false, reason: 'no postgres user' };
@@ -101,7 +102,21 @@ export function createStandby(primary: Cluster, port: number, slot = `standby_${
   const dir = postgresDir('chatsvc-standby-');
   const data = path.join(dir, 'data');
   asPostgres(path.join(PG_BIN, 'pg_basebackup'), [
-    '-D', data, '-R', '-C', '-S', slot, '-X', 'stream', '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '--no-sync',
+    '-D',
+    data,
+    '-R',
+    '-C',
+    '-S',
+    slot,
+    '-X',
+    'stream',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '--no-sync',
   ]);
   appendFileSync(path.join(data, 'postgresql.conf'), `port = ${port}\nunix_socket_directories = '${dir}'\n`);
   const standby = cluster(dir, port);

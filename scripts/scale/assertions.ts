@@ -60,7 +60,10 @@ export async function credentialBudget(ports: number[], budget: number): Promise
         fetch(`http://127.0.0.1:${ports[(i + k) % ports.length]}/address_book.json`, { headers: { 'SVC-Token': guess } }).then((r) => r.status),
       ),
     );
-    for (const status of batch) status === 429 ? limited++ : served++;
+    for (const status of batch) {
+      if (status === 429) limited++;
+      else served++;
+    }
   }
   return {
     name: `credential budget exact across ${ports.length} instances`,
@@ -102,5 +105,5 @@ export async function revocation(ports: number[], primaryUrl: string, applicatio
 
 /** Deadlocks PostgreSQL has counted in the database so far. */
 export async function deadlocks(pool: Pool): Promise<number> {
-  return Number((await pool.query("SELECT deadlocks FROM pg_stat_database WHERE datname = 'postgres'")).rows[0].deadlocks);
+  return Number((await pool.query<{ deadlocks: string }>("SELECT deadlocks FROM pg_stat_database WHERE datname = 'postgres'")).rows[0]!.deadlocks);
 }

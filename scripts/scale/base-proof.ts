@@ -166,7 +166,14 @@ export async function baseProof(runner: Runner, options: BaseOptions): Promise<b
   const t0 = Date.now();
   const plan = scheduleFaults(t0, options.durationS, faults(top));
   log(`load: ${options.rate} operations/s for ${options.durationS} s over ${options.users} users`);
-  const load = await runLoad({ base: top.instances.base, users: top.seeded.users, rate: options.rate, durationS: options.durationS, retryMs: 5_000, done: plan.done });
+  const load = await runLoad({
+    base: top.instances.base,
+    users: top.seeded.users,
+    rate: options.rate,
+    durationS: options.durationS,
+    retryMs: 5_000,
+    done: plan.done,
+  });
   await plan.finished;
   const loadEnd = Date.now();
   log(`load done: ${load.samples.length} requests`);
@@ -181,10 +188,18 @@ export async function baseProof(runner: Runner, options: BaseOptions): Promise<b
     ...phases.lines,
     '',
     ...windows.lines,
-    ...(outside.length > 0 ? [`failed outside fault windows: ${JSON.stringify(outside.slice(0, 5).map((s) => ({ at: s.at - t0, op: s.op, status: s.status })))}`] : []),
+    ...(outside.length > 0
+      ? [`failed outside fault windows: ${JSON.stringify(outside.slice(0, 5).map((s) => ({ at: s.at - t0, op: s.op, status: s.status })))}`]
+      : []),
     '',
   ];
-  const ok = printReport(lines, checks, { durationS: options.durationS, rate: options.rate, requests: load.samples.length, phases: phases.figures, faults: windows.figures });
+  const ok = printReport(lines, checks, {
+    durationS: options.durationS,
+    rate: options.rate,
+    requests: load.samples.length,
+    phases: phases.figures,
+    faults: windows.figures,
+  });
   if (!ok) {
     for (const [i, proc] of top.instances.procs.entries()) process.stdout.write(`--- instance ${i} output (tail) ---\n${proc.output().slice(-3000)}\n`);
   }

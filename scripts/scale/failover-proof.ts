@@ -71,7 +71,8 @@ async function startTopology(runner: Runner, options: FailoverOptions): Promise<
 }
 
 /** Every instance answers /readyz: each has a primary behind the write port again. */
-const allReady = (instances: Instances) => waitFor('every instance ready', async () => (await Promise.all(instances.ports.map((p) => ready(p)()))).every(Boolean), 120_000);
+const allReady = (instances: Instances) =>
+  waitFor('every instance ready', async () => (await Promise.all(instances.ports.map((p) => ready(p)()))).every(Boolean), 120_000);
 
 /** Whether the node's Patroni said it ran pg_rewind (its output since it was started). */
 const rewound = (node: Node): boolean => /running pg_rewind/.test(node.patroni?.output() ?? '');
@@ -177,24 +178,43 @@ function answerChecks(load: LoadResult, windows: FaultWindow[], retryMs: number)
   const switchoverFinal = switchover ? load.samples.filter((s) => !s.ok && inWindow(switchover, s.at)) : [];
   const kinds = JSON.stringify(countKinds(undocumented));
   return [
-    { name: 'every failed attempt a documented 503 (no 500, no proxy page, no dropped connection)', ok: undocumented.length === 0, detail: `${failures.length - undocumented.length} of ${failures.length}${undocumented.length ? `; others ${kinds}` : ''}` },
+    {
+      name: 'every failed attempt a documented 503 (no 500, no proxy page, no dropped connection)',
+      ok: undocumented.length === 0,
+      detail: `${failures.length - undocumented.length} of ${failures.length}${undocumented.length ? `; others ${kinds}` : ''}`,
+    },
     { name: `no request hung (slowest under ${hangBound} ms)`, ok: slowest < hangBound, detail: `slowest ${slowest} ms` },
     { name: 'failed requests outside fault windows', ok: outside.length === 0, detail: String(outside.length) },
-    { name: 'switchover: no request failed after its retries', ok: switchover !== undefined && switchoverFinal.length === 0, detail: String(switchoverFinal.length) },
+    {
+      name: 'switchover: no request failed after its retries',
+      ok: switchover !== undefined && switchoverFinal.length === 0,
+      detail: String(switchoverFinal.length),
+    },
   ];
 }
 
 function faultLines(load: LoadResult, windows: FaultWindow[]): string[] {
-  return windows.map((w) => `${w.name.padEnd(40)}time without writes ${String(timeWithoutWrites(load.acknowledged, w)).padStart(6)} ms   ${JSON.stringify(w.figures)}`);
+  return windows.map(
+    (w) => `${w.name.padEnd(40)}time without writes ${String(timeWithoutWrites(load.acknowledged, w)).padStart(6)} ms   ${JSON.stringify(w.figures)}`,
+  );
 }
 
 export async function failoverProof(runner: Runner, options: FailoverOptions): Promise<boolean> {
   await runner.step('install Debian packages (patroni, etcd-server, etcd-client, haproxy)', () => installDebianPackages(FAILOVER_PACKAGES));
-  const top = await runner.step(`topology: etcd, ${options.nodes} Patroni nodes, HAProxy (write, read), Redis, 3 instances, HAProxy`, () => startTopology(runner, options));
+  const top = await runner.step(`topology: etcd, ${options.nodes} Patroni nodes, HAProxy (write, read), Redis, 3 instances, HAProxy`, () =>
+    startTopology(runner, options),
+  );
   const t0 = Date.now();
   const plan = scheduleFaults(t0, options.durationS, faults(top));
   log(`load: ${options.rate} operations/s for ${options.durationS} s over ${options.users} users; clients retry for ${options.retryMs} ms`);
-  const load = await runLoad({ base: top.instances.base, users: top.seeded.users, rate: options.rate, durationS: options.durationS, retryMs: options.retryMs, done: plan.done });
+  const load = await runLoad({
+    base: top.instances.base,
+    users: top.seeded.users,
+    rate: options.rate,
+    durationS: options.durationS,
+    retryMs: options.retryMs,
+    done: plan.done,
+  });
   await plan.finished;
   const loadEnd = Date.now();
   log(`load done: ${load.samples.length} requests`);
@@ -214,7 +234,15 @@ export async function failoverProof(runner: Runner, options: FailoverOptions): P
     ...faultLines(load, plan.windows),
     '',
   ];
-  const figures = { options, requests: load.samples.length, acknowledged: load.acknowledged.length, unconfirmed: load.unconfirmed.length, unconfirmedApplied, phases: phases.figures, faults: windows.figures.map((f, i) => ({ ...f, ...plan.windows[i]!.figures, timeWithoutWritesMs: timeWithoutWrites(load.acknowledged, plan.windows[i]!) })) };
+  const figures = {
+    options,
+    requests: load.samples.length,
+    acknowledged: load.acknowledged.length,
+    unconfirmed: load.unconfirmed.length,
+    unconfirmedApplied,
+    phases: phases.figures,
+    faults: windows.figures.map((f, i) => ({ ...f, ...plan.windows[i]!.figures, timeWithoutWritesMs: timeWithoutWrites(load.acknowledged, plan.windows[i]!) })),
+  };
   const ok = printReport(lines, checks, figures);
   if (!ok) for (const [i, proc] of top.instances.procs.entries()) process.stdout.write(`--- instance ${i} output (tail) ---\n${proc.output().slice(-3000)}\n`);
   return ok;

@@ -12,6 +12,7 @@ export interface Fault {
   /** When to inject it, as a fraction of the run's duration. */
   at: number;
   /** Injects it, waits until the system is whole again, and may report figures of its own. */
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a fault with no figures is an async function that returns nothing
   run(): Promise<Record<string, number | string> | void>;
 }
 
@@ -25,7 +26,7 @@ export interface FaultWindow {
 
 export interface FaultPlan {
   readonly windows: FaultWindow[];
-  done(): boolean;
+  readonly done: () => boolean;
   /** Resolves when every fault has run (rejects with the first that failed). */
   finished: Promise<void>;
 }

@@ -21,7 +21,10 @@ export interface RedisServer {
 /** A Redis of our own (nothing on disk), answering PING when this resolves. */
 export async function startRedis(runner: Runner, port: number): Promise<RedisServer> {
   const launch = () => runner.start('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
-  const answers = () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout.toString().includes('PONG');
+  const answers = () =>
+    spawnSync('redis-cli', ['-p', String(port), 'ping'])
+      .stdout.toString()
+      .includes('PONG');
   let proc = launch();
   await waitFor('redis', answers);
   return {

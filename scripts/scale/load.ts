@@ -65,7 +65,7 @@ export function kindOf(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as { code?: unknown; errors?: unknown };
     if (typeof body.code === 'string' && body.code in ERRORS) return `${status} ${body.code}`;
-    const message = Array.isArray(body.errors) ? body.errors[0] : undefined;
+    const message: unknown = Array.isArray(body.errors) ? body.errors[0] : undefined;
     const code = typeof message === 'string' ? MESSAGE_CODES.get(message) : undefined;
     if (code) return `${status} ${code}`;
   } catch {
@@ -129,7 +129,8 @@ function operations(options: LoadOptions, result: LoadResult): Op[] {
     result.samples.push({ at: started, op, ms: Date.now() - started, ok, status: answer.status, kind, failed: answer.failed });
     return answer;
   };
-  const unconfirmed = (answer: Answer) => answer.failed.some((f) => f.kind.endsWith('WRITE_OUTCOME_UNKNOWN')) || kindOf(answer.status, answer.text).endsWith('WRITE_OUTCOME_UNKNOWN');
+  const unconfirmed = (answer: Answer) =>
+    answer.failed.some((f) => f.kind.endsWith('WRITE_OUTCOME_UNKNOWN')) || kindOf(answer.status, answer.text).endsWith('WRITE_OUTCOME_UNKNOWN');
   const uploadThenRead = async (user: VirtualUser) => {
     const phone = `+1300${String(++writeSeq).padStart(8, '0')}`;
     const listed = !user.partnerListed;
@@ -162,7 +163,11 @@ function operations(options: LoadOptions, result: LoadResult): Op[] {
     }
   };
   return [
-    { name: 'lookup', weight: 30, run: (user) => measured('lookup', 'GET', `/users/external/${users[(user.externalUserId + 7) % users.length]!.externalUserId}.json`, user).then(() => {}) },
+    {
+      name: 'lookup',
+      weight: 30,
+      run: (user) => measured('lookup', 'GET', `/users/external/${users[(user.externalUserId + 7) % users.length]!.externalUserId}.json`, user).then(() => {}),
+    },
     { name: 'registered users', weight: 25, run: (user) => measured('registered users', 'GET', '/address_book/registered_users.json', user).then(() => {}) },
     { name: 'upload then read', weight: 20, run: uploadThenRead },
     { name: 'address book', weight: 10, run: (user) => measured('address book', 'GET', '/address_book.json', user).then(() => {}) },

@@ -119,7 +119,15 @@ export class PatroniCluster {
       mkdirSync(dir, { mode: 0o700 });
       chownSync(dir, owner.uid, owner.gid);
       const port = await freePort();
-      const node: Node = { name, port, restPort: await freePort(), dir, config: path.join(dir, 'patroni.yml'), url: `postgres://postgres@127.0.0.1:${port}/postgres`, patroni: null };
+      const node: Node = {
+        name,
+        port,
+        restPort: await freePort(),
+        dir,
+        config: path.join(dir, 'patroni.yml'),
+        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+        patroni: null,
+      };
       writeFileSync(node.config, patroniYaml(node, this.scope, this.etcdPort, this.options));
       this.nodes.push(node);
     }
@@ -141,19 +149,39 @@ export class PatroniCluster {
     const [client, peer] = [await freePort(), await freePort()];
     this.etcdPort = client;
     const data = path.join(this.dir, 'etcd');
-    this.runner.start('etcd', 'etcd', [
-      '--name', 'e0', '--data-dir', data,
-      '--listen-client-urls', `http://127.0.0.1:${client}`, '--advertise-client-urls', `http://127.0.0.1:${client}`,
-      '--listen-peer-urls', `http://127.0.0.1:${peer}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer}`,
-      '--initial-cluster', `e0=http://127.0.0.1:${peer}`,
-    ], { logFile: path.join(this.dir, 'etcd.log') });
+    this.runner.start(
+      'etcd',
+      'etcd',
+      [
+        '--name',
+        'e0',
+        '--data-dir',
+        data,
+        '--listen-client-urls',
+        `http://127.0.0.1:${client}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${client}`,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peer}`,
+        '--initial-cluster',
+        `e0=http://127.0.0.1:${peer}`,
+      ],
+      { logFile: path.join(this.dir, 'etcd.log') },
+    );
     await waitFor('etcd', async () => (await fetch(`http://127.0.0.1:${client}/health`)).ok);
   }
 
   /** Starts (or restarts) a node's Patroni, as the postgres user. */
   startPatroni(node: Node): void {
     const env = { ...process.env, HOME: node.dir };
-    node.patroni = this.runner.start(`patroni ${node.name}`, 'patroni', [node.config], { env, user: postgresUser(), cwd: node.dir, logFile: path.join(node.dir, `patroni-${Date.now()}.log`) });
+    node.patroni = this.runner.start(`patroni ${node.name}`, 'patroni', [node.config], {
+      env,
+      user: postgresUser(),
+      cwd: node.dir,
+      logFile: path.join(node.dir, `patroni-${Date.now()}.log`),
+    });
   }
 
   /** The members as Patroni reports them (from any node that answers). */
@@ -212,7 +240,10 @@ export class PatroniCluster {
    * switchover takes seconds).
    */
   private async patronictl(argv: string[]): Promise<string> {
-    const { stdout } = await promisify(execFile)('patronictl', ['-c', this.nodes[0]!.config, ...argv], { encoding: 'utf8', env: { ...process.env, HOME: this.dir } });
+    const { stdout } = await promisify(execFile)('patronictl', ['-c', this.nodes[0]!.config, ...argv], {
+      encoding: 'utf8',
+      env: { ...process.env, HOME: this.dir },
+    });
     return stdout;
   }
 
@@ -231,10 +262,14 @@ export class PatroniCluster {
     await this.editConfig(['--set', `synchronous_mode=${on}`]);
     const pool = new Pool({ connectionString: this.writeUrl, max: 1 });
     try {
-      await waitFor(`synchronous mode ${on ? 'on' : 'off'}`, async () => {
-        const names = (await pool.query<{ n: string }>("SELECT current_setting('synchronous_standby_names') AS n")).rows[0]!.n;
-        return on ? names !== '' : names === '';
-      }, 30_000);
+      await waitFor(
+        `synchronous mode ${on ? 'on' : 'off'}`,
+        async () => {
+          const names = (await pool.query<{ n: string }>("SELECT current_setting('synchronous_standby_names') AS n")).rows[0]!.n;
+          return on ? names !== '' : names === '';
+        },
+        30_000,
+      );
     } finally {
       await pool.end();
     }

@@ -92,8 +92,8 @@ export class Runner {
       chunks.push(data.toString());
       if (chunks.length > 400) chunks.shift();
     };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.once('exit', () => {
       try {
@@ -143,7 +143,12 @@ export class Runner {
 export async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
     await sleep(100);
   }
   throw new Error(`timed out waiting for ${what}`);

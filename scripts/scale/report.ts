@@ -48,7 +48,9 @@ export function phaseTable(samples: Sample[], t0: number, loadEnd: number, windo
     const ms = inPhase.map((s) => s.ms);
     const failed = inPhase.filter((s) => !s.ok).length;
     const [p50, p99] = [percentile(ms, 50), percentile(ms, 99)];
-    lines.push(`${phase.name.padEnd(40)}${String(inPhase.length).padStart(8)}${String(p50).padStart(9)}${String(p99).padStart(9)}${String(failed).padStart(9)}`);
+    lines.push(
+      `${phase.name.padEnd(40)}${String(inPhase.length).padStart(8)}${String(p50).padStart(9)}${String(p99).padStart(9)}${String(failed).padStart(9)}`,
+    );
     figures.push({ phase: phase.name, requests: inPhase.length, p50, p99, failed });
   }
   return { lines, figures };

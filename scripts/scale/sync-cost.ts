@@ -70,7 +70,7 @@ const summary = (values: number[]) => ({ p50: Number(percentile(values, 50).toFi
 
 /** How long one commit takes (or that it did not within `limitMs`). */
 async function timedCommit(url: string, limitMs: number): Promise<number | 'blocked'> {
-  const client = new Client({ connectionString: url, query_timeout: limitMs } as ConstructorParameters<typeof Client>[0]);
+  const client = new Client({ connectionString: url, query_timeout: limitMs });
   client.on('error', () => {});
   await client.connect();
   const started = process.hrtime.bigint();
@@ -110,7 +110,12 @@ async function measure(runner: Runner, rounds: number, requests: number): Promis
   await runner.step('topology: etcd, 2 Patroni nodes, HAProxy, Redis, 1 instance', () => cluster.start());
   const seeded = await seed(cluster.writeUrl, 4);
   const redis = await startRedis(runner, await freePort());
-  const instances = await startInstances(runner, dir, [await freePort()], await freePort(), { databaseUrl: cluster.writeUrl, readUrl: cluster.readUrl, redisUrl: redis.url, secretsKey: seeded.secretsKey });
+  const instances = await startInstances(runner, dir, [await freePort()], await freePort(), {
+    databaseUrl: cluster.writeUrl,
+    readUrl: cluster.readUrl,
+    redisUrl: redis.url,
+    secretsKey: seeded.secretsKey,
+  });
   const base = `http://127.0.0.1:${instances.ports[0]}`;
   await uploads(base, seeded.users, 100); // warm-up: JIT, pools, statements
   const results: Round[] = [];
@@ -119,7 +124,9 @@ async function measure(runner: Runner, rounds: number, requests: number): Promis
     await cluster.setSynchronous(synchronous);
     await sleep(500);
     const round = { synchronous, commit: summary(await commits(cluster.writeUrl, requests)), upload: summary(await uploads(base, seeded.users, requests)) };
-    log(`round ${i + 1}: synchronous ${synchronous ? 'on ' : 'off'} commit p50 ${round.commit.p50} p99 ${round.commit.p99} ms; upload p50 ${round.upload.p50} p99 ${round.upload.p99} ms`);
+    log(
+      `round ${i + 1}: synchronous ${synchronous ? 'on ' : 'off'} commit p50 ${round.commit.p50} p99 ${round.commit.p99} ms; upload p50 ${round.upload.p50} p99 ${round.upload.p99} ms`,
+    );
     results.push(round);
   }
   await cluster.setSynchronous(true);
@@ -133,7 +140,15 @@ function report(results: Round[], down: string[]): void {
     const rs = results.filter((r) => r.synchronous === synchronous);
     const spread = (values: number[]) => `${percentile(values, 50).toFixed(2)} (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
     lines.push(
-      `${(synchronous ? 'on' : 'off').padEnd(14)}${spread(rs.map((r) => r.commit.p50)).padEnd(27)}${percentile(rs.map((r) => r.commit.p99), 50).toFixed(2).padEnd(20)}${spread(rs.map((r) => r.upload.p50)).padEnd(27)}${percentile(rs.map((r) => r.upload.p99), 50).toFixed(2)}`,
+      `${(synchronous ? 'on' : 'off').padEnd(14)}${spread(rs.map((r) => r.commit.p50)).padEnd(27)}${percentile(
+        rs.map((r) => r.commit.p99),
+        50,
+      )
+        .toFixed(2)
+        .padEnd(20)}${spread(rs.map((r) => r.upload.p50)).padEnd(27)}${percentile(
+        rs.map((r) => r.upload.p99),
+        50,
+      ).toFixed(2)}`,
     );
   }
   lines.push('', ...down, '');

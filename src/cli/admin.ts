@@ -60,14 +60,14 @@ function buildProgram(run: (action: Action) => void): Command {
 
   program
     .command('phones:normalise')
-    .description('recompute the phone keys of stored users and contacts (after the migration phone_keys, or phones written by hand); one transaction per application')
+    .description(
+      'recompute the phone keys of stored users and contacts (after the migration phone_keys, or phones written by hand); one transaction per application',
+    )
     .option('--app <appId>', 'only this application (default: all)', positiveInt)
     .action((opts: { app?: number }) =>
       run(async (s, database) => {
         const ids =
-          opts.app !== undefined
-            ? [opts.app]
-            : (await database.prisma.application.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
+          opts.app !== undefined ? [opts.app] : (await database.prisma.application.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
         const applications = [];
         for (const id of ids) applications.push(await s.phoneKeys.normalise(id));
         return { applications };
@@ -82,7 +82,7 @@ function buildProgram(run: (action: Action) => void): Command {
 
   program
     .command('app:rotate-api-key')
-    .description("give an application a new API key (prints it, shown only once); the old one is refused at once, by running instances too")
+    .description('give an application a new API key (prints it, shown only once); the old one is refused at once, by running instances too')
     .requiredOption('--app <appId>', 'application id', positiveInt)
     .action((opts: { app: number }) =>
       run(async (s) => {
@@ -129,7 +129,10 @@ function buildProgram(run: (action: Action) => void): Command {
           const user = await s.users.create({
             ...fields,
             applicationId: app,
-            userTags: userTags?.split(',').map((tag) => tag.trim()).filter(Boolean),
+            userTags: userTags
+              ?.split(',')
+              .map((tag) => tag.trim())
+              .filter(Boolean),
           });
           return { user: userRecord(user) };
         }),
@@ -273,11 +276,21 @@ async function main(argv: string[]): Promise<number> {
         await redis.close();
       }
     } else if (database.url !== undefined) {
-      await send(publisher({ notify: async (channel, payload) => void (await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload])) }));
+      await send(
+        publisher({
+          notify: async (channel, payload) => {
+            await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+          },
+        }),
+      );
     } else {
       return 'none';
     }
-    return services.auth.revocationFailures > 0 ? 'none: the message could not be sent (instances honour the old key up to 5 s)' : config.REDIS_URL !== undefined ? 'redis' : 'postgres';
+    return services.auth.revocationFailures > 0
+      ? 'none: the message could not be sent (instances honour the old key up to 5 s)'
+      : config.REDIS_URL !== undefined
+        ? 'redis'
+        : 'postgres';
   };
   try {
     // No credentials are checked here: no cache, no background writes.

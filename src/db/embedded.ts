@@ -68,8 +68,7 @@ function acquireLock(lockFile: string): () => void {
     if (holder !== process.pid && isAlive(holder)) {
       throw new AppError(
         'DATABASE_BUSY',
-        `The embedded database is in use by process ${holder} (a running service?). ` +
-          'Stop it, or set DATABASE_URL to share a PostgreSQL server.',
+        `The embedded database is in use by process ${holder} (a running service?). ` + 'Stop it, or set DATABASE_URL to share a PostgreSQL server.',
       );
     }
   } catch (error) {

@@ -69,7 +69,7 @@ export interface Database {
   /** Names of the migrations applied by this open. */
   readonly applied: string[];
   /** SQL statements sent so far, whichever client sent them (Prisma, raw pg). */
-  statementCount(): number;
+  readonly statementCount: () => number;
   /** Whether the database answers and has every migration applied. */
   readiness(): Promise<{ ready: true } | { ready: false; reason: string; cause?: unknown }>;
   close(): Promise<void>;
@@ -168,9 +168,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       async readiness() {
         try {
           const pending = await pendingMigrations(pool);
-          return pending.length === 0
-            ? { ready: true }
-            : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
+          return pending.length === 0 ? { ready: true } : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
         } catch (error) {
           // The driver's message (host, port) is for the log, not for whoever can reach /readyz.
           return { ready: false, reason: 'database unreachable', cause: error };

@@ -94,9 +94,7 @@ export async function migrate(pool: Pool, migrations = readMigrations()): Promis
 
 /** Names of the migrations not yet applied (throws on a tampered or failed history). */
 export async function pendingMigrations(pool: Pool, migrations = readMigrations()): Promise<string[]> {
-  const { rows } = await pool.query<{ exists: boolean }>(
-    "SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists",
-  );
+  const { rows } = await pool.query<{ exists: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists");
   if (!rows[0]?.exists) return migrations.map((m) => m.name);
   const client = await pool.connect();
   try {
@@ -107,9 +105,7 @@ export async function pendingMigrations(pool: Pool, migrations = readMigrations(
 }
 
 async function history(client: PoolClient): Promise<HistoryRow[]> {
-  const { rows } = await client.query<HistoryRow>(
-    'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at',
-  );
+  const { rows } = await client.query<HistoryRow>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" ORDER BY started_at');
   return rows.filter((row) => row.rolled_back_at === null);
 }
 
@@ -117,9 +113,7 @@ function checkHistory(migrations: Migration[], applied: HistoryRow[]): Migration
   const byName = new Map(applied.map((row) => [row.migration_name, row]));
   for (const row of applied) {
     if (row.finished_at === null) {
-      throw new MigrationError(
-        `Migration ${row.migration_name} failed earlier and was not rolled back; repair the database first.`,
-      );
+      throw new MigrationError(`Migration ${row.migration_name} failed earlier and was not rolled back; repair the database first.`);
     }
   }
   for (const migration of migrations) {
@@ -134,10 +128,11 @@ function checkHistory(migrations: Migration[], applied: HistoryRow[]): Migration
 /** Inside the caller's transaction: the migration and its history row commit together or not at all. */
 async function applyOne(client: PoolClient, migration: Migration): Promise<void> {
   const id = randomUUID();
-  await client.query(
-    'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())',
-    [id, migration.checksum, migration.name],
-  );
+  await client.query('INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at) VALUES ($1, $2, $3, now())', [
+    id,
+    migration.checksum,
+    migration.name,
+  ]);
   await client.query(migration.sql);
   await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
 }

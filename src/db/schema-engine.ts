@@ -21,7 +21,11 @@ declare const WebAssembly: {
 interface SchemaEngineModule {
   __wbg_set_wasm(exports: Record<string, unknown>): void;
   SchemaEngine: {
-    new: (options: unknown, log: (line: string) => void, adapter: unknown) => Promise<{
+    new: (
+      options: unknown,
+      log: (line: string) => void,
+      adapter: unknown,
+    ) => Promise<{
       diff(params: unknown): Promise<{ exitCode: number; stdout: string | null }>;
       free(): void;
     }>;
@@ -53,9 +57,7 @@ export async function diffDatamodels(from: string | null, to: string): Promise<s
   // The engine connects to its adapter's database on start even for offline
   // diffs; a throw-away in-memory PGlite serves.
   const scratch = await openEmbeddedDatabase(null);
-  const adapter = bindMigrationAwareSqlAdapterFactory(
-    new PrismaPg({ connectionString: scratch.url, max: 1 }) as never,
-  );
+  const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: scratch.url, max: 1 }));
   const engine = await SchemaEngine.new({ datamodels: [['schema.prisma', to]] }, () => {}, adapter);
   try {
     const target = (content: string | null): DiffTarget =>

@@ -73,10 +73,7 @@ export const computed = <T extends PgType>(type: T): ComputedColumn<T, false> =>
 export const computedOrNull = <T extends PgType>(type: T): ComputedColumn<T, true> => ({ type, nullable: true });
 
 /** Fields of a model as columns named like the fields: the rows are that model, or a Pick of it. */
-export function fields<M extends ModelName, const F extends keyof ModelTypes[M] & string>(
-  model: M,
-  names: readonly F[],
-): { [K in F]: FieldColumn<M, K> } {
+export function fields<M extends ModelName, const F extends keyof ModelTypes[M] & string>(model: M, names: readonly F[]): { [K in F]: FieldColumn<M, K> } {
   return Object.fromEntries(names.map((name) => [name, field(model, name)])) as { [K in F]: FieldColumn<M, K> };
 }
 
@@ -122,6 +119,7 @@ const WRITING = /\b(INSERT\s+INTO|DELETE\s+FROM|MERGE\s+INTO|UPDATE\s+[\w."]+(\s
  * statement whose changes are incidental to what the client asked (a
  * credential check that slides its session) says `false`.
  */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}`: no computed columns, which `C & …` leaves as it is.
 export function statement<const P extends readonly PgType[], const C extends Record<string, Column> = {}>(definition: {
   name: string;
   params: P;
@@ -182,11 +180,7 @@ export function setPoolBounds(pool: Pool, bounds: PoolBounds): void {
   poolBounds.set(pool, bounds);
 }
 
-export async function query<Params extends readonly unknown[], Row>(
-  pool: Pool,
-  sql: Statement<Params, Row>,
-  values: Params,
-): Promise<Row[]> {
+export async function query<Params extends readonly unknown[], Row>(pool: Pool, sql: Statement<Params, Row>, values: Params): Promise<Row[]> {
   // A bounded statement through a transaction pooler: its own transaction,
   // so that SET LOCAL binds it and nothing else (two more round trips).
   if (poolBounds.get(pool)?.transactionTimeoutMs !== undefined) {
@@ -214,44 +208,40 @@ export async function query<Params extends readonly unknown[], Row>(
  * (default true): whether a COMMIT whose answer never came leaves a write's
  * outcome unknown (false for a read wrapped in a transaction).
  */
-export async function transaction<T>(
-  pool: Pool,
-  name: string,
-  work: (client: PoolClient) => Promise<T>,
-  options: { writes?: boolean } = {},
-): Promise<T> {
+export async function transaction<T>(pool: Pool, name: string, work: (client: PoolClient) => Promise<T>, options: { writes?: boolean } = {}): Promise<T> {
   const timeoutMs = poolBounds.get(pool)?.transactionTimeoutMs;
   const writes = options.writes !== false;
-  return withClient(pool, name, async (client) => {
-    // One round trip for both (a simple query may hold several statements).
-    await send(client, timeoutMs === undefined ? 'BEGIN' : `BEGIN; SET LOCAL statement_timeout = ${Math.trunc(timeoutMs)}`);
-    let result: T;
-    try {
-      result = await work(client);
-    } catch (error) {
-      // A connection that cannot roll back is broken: withClient then drops it.
-      await send(client, 'ROLLBACK');
-      throw error;
-    }
-    try {
-      await send(client, 'COMMIT');
-    } catch (error) {
-      // An answer (a serialization failure at commit) means it rolled back;
-      // a lost connection or a terminated backend (57P01, during the wait for
-      // the synchronous standby) may come after the commit.
-      if (writes && !isServerAnswer(error)) throw new StatementError(name, error, { outcomeUnknown: true });
-      throw error;
-    }
-    return result;
-  }, { writes });
+  return withClient(
+    pool,
+    name,
+    async (client) => {
+      // One round trip for both (a simple query may hold several statements).
+      await send(client, timeoutMs === undefined ? 'BEGIN' : `BEGIN; SET LOCAL statement_timeout = ${Math.trunc(timeoutMs)}`);
+      let result: T;
+      try {
+        result = await work(client);
+      } catch (error) {
+        // A connection that cannot roll back is broken: withClient then drops it.
+        await send(client, 'ROLLBACK');
+        throw error;
+      }
+      try {
+        await send(client, 'COMMIT');
+      } catch (error) {
+        // An answer (a serialization failure at commit) means it rolled back;
+        // a lost connection or a terminated backend (57P01, during the wait for
+        // the synchronous standby) may come after the commit.
+        if (writes && !isServerAnswer(error)) throw new StatementError(name, error, { outcomeUnknown: true });
+        throw error;
+      }
+      return result;
+    },
+    { writes },
+  );
 }
 
 /** A named statement on a client already checked out (inside `transaction`). */
-export async function run<Params extends readonly unknown[], Row>(
-  client: PoolClient,
-  sql: Statement<Params, Row>,
-  values: Params,
-): Promise<Row[]> {
+export async function run<Params extends readonly unknown[], Row>(client: PoolClient, sql: Statement<Params, Row>, values: Params): Promise<Row[]> {
   const timeout = clientTimeouts.get(client);
   // Its row description asked for once per connection (src/db/described-query.ts).
   const query = new DescribedOnceQuery({ name: sql.name, text: sql.text, values: values as unknown as unknown[] });
@@ -277,12 +267,7 @@ export function send(client: PoolClient, text: string): Promise<unknown> {
  * `work` makes a write the client asked for, whose unconfirmed commit is then
  * an error (a credential check's incidental touch is not).
  */
-export async function withClient<T>(
-  pool: Pool,
-  name: string,
-  work: (client: PoolClient) => Promise<T>,
-  options: { writes?: boolean } = {},
-): Promise<T> {
+export async function withClient<T>(pool: Pool, name: string, work: (client: PoolClient) => Promise<T>, options: { writes?: boolean } = {}): Promise<T> {
   let client: PoolClient;
   try {
     client = await pool.connect();
@@ -297,6 +282,8 @@ export async function withClient<T>(
   try {
     result = await work(client);
   } catch (error) {
+    // `seen` is set by the client's listeners during work(); TypeScript keeps the reset's narrowing to undefined.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
     client.release(seen.broken ?? (isServerAnswer(error) && !wrongNode(error) ? undefined : (error as Error)));
     // Socket errors come from Node's own realm, where `instanceof Error` can
     // fail (graphql-js then hides them as "Unexpected error value"): always
@@ -305,6 +292,7 @@ export async function withClient<T>(
   }
   const { broken, unconfirmed } = seen;
   client.release(broken);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set during work() (see above)
   if (unconfirmed && options.writes) throw new StatementError(name, unconfirmed, { outcomeUnknown: true });
   return result;
 }

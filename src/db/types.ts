@@ -9,7 +9,13 @@
 import { types, type CustomTypesConfig } from 'pg';
 import parseTimestamp from 'postgres-date';
 
+// pg's own lookup returns `any` and takes its enum of oids: the function as a
+// whole is typed as pg's (the cast at its end).
 export const PG_TYPES: CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    (format ?? 'text') === 'text' && oid === types.builtins.TIMESTAMPTZ ? parseTimestamp : types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-return
+    (format ?? 'text') === 'text' && oid === types.builtins.TIMESTAMPTZ
+      ? parseTimestamp
+      : // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-assignment
+        types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
 };

@@ -108,15 +108,14 @@ export function demoInstructions(base: string, demo: DemoCredentials): string {
   const [m1, m2, m3] = demo.messageIds;
   const token = `-H 'SVC-Token: ${demo.userToken}'`;
   const apiKey = `-H 'Authorization: ApiKey ${demo.apiKey}'`;
-  const gql = (query: string) =>
-    `curl -s ${base}/graphql -H 'Content-Type: application/json' ${token} \\\n     -d '${JSON.stringify({ query })}'`;
+  const gql = (query: string) => `curl -s ${base}/graphql -H 'Content-Type: application/json' ${token} \\\n     -d '${JSON.stringify({ query })}'`;
   return [
     `Demo data ${demo.seeded ? 'seeded' : 'present'}: application ${demo.applicationId}, user alice (id ${demo.userId}) owns a dialog with bob and carol.`,
     '',
     '# REST: user by external id',
     `curl -s ${base}/users/external/${demo.externalUserId}.json ${token}`,
     `curl -s ${base}/users/external/${demo.externalUserId}.json ${apiKey}`,
-    '# REST: registered users of alice\'s address book (full, then compact)',
+    "# REST: registered users of alice's address book (full, then compact)",
     `curl -s '${base}/address_book/registered_users.json' ${token}`,
     `curl -s '${base}/address_book/registered_users.json?compact=1' ${token}`,
     '# REST: delete a message for alice only, then one for everyone (alice owns the dialog)',

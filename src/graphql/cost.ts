@@ -74,11 +74,12 @@ async function checkCost(requestContext: GraphQLRequestContextDidResolveOperatio
   // One plain field: nothing to add up (the common case, decided without collecting).
   const selections = operation.selectionSet.selections;
   if (selections.length === 1 && selections[0]!.kind === Kind.FIELD) return;
-  const root: GraphQLObjectType | null | undefined = operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'query' ? schema.getQueryType() : undefined;
+  const root: GraphQLObjectType | null | undefined =
+    operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'query' ? schema.getQueryType() : undefined;
   if (!root) return;
   const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], request.variables ?? {});
   if (coerced.errors) return;
-  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  const fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const fields = collectFields(schema, fragments, coerced.coerced, root, operation.selectionSet);
   if (fields.size < 2) return;
@@ -107,8 +108,13 @@ async function checkCost(requestContext: GraphQLRequestContextDidResolveOperatio
   await countBooks(charges, contextValue);
   const rows = sum(charges, (c) => c.rows);
   if (rows > COST_LIMITS.rows) {
-    const heaviest = [...charges].sort((a, b) => b.rows - a.rows).slice(0, 3).map((c) => `${c.key}: ${c.rows}`);
-    throw refuse(`document cost ${rows} is over the limit of ${COST_LIMITS.rows} rows read or written by its fields together (${heaviest.join(', ')}${charges.length > 3 ? ', …' : ''})`);
+    const heaviest = [...charges]
+      .sort((a, b) => b.rows - a.rows)
+      .slice(0, 3)
+      .map((c) => `${c.key}: ${c.rows}`);
+    throw refuse(
+      `document cost ${rows} is over the limit of ${COST_LIMITS.rows} rows read or written by its fields together (${heaviest.join(', ')}${charges.length > 3 ? ', …' : ''})`,
+    );
   }
 }
 

@@ -106,10 +106,7 @@ export interface ExecutionStats {
   rerun: number;
 }
 
-export function compiledExecution(
-  schema: GraphQLSchema,
-  options: CompiledExecutionOptions = {},
-): { gateway: GatewayInterface; stats: ExecutionStats } {
+export function compiledExecution(schema: GraphQLSchema, options: CompiledExecutionOptions = {}): { gateway: GatewayInterface; stats: ExecutionStats } {
   const compileAfter = options.compile === false ? Infinity : (options.compileAfter ?? 2);
   const documents = new LRUCache<string, Entry>({
     max: options.maxDocuments ?? 500,
@@ -138,6 +135,7 @@ export function compiledExecution(
     entry.seen++;
     if (!entry.compiled && !entry.fallback && entry.seen >= compileAfter) {
       const operation = getOperationAST(document, operationName);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- Apollo's types say source is set by now; a length is needed either way
       const length = source?.length ?? document.loc?.end ?? 0;
       if (
         !operation ||
@@ -163,7 +161,7 @@ export function compiledExecution(
     // graphql-js decides whether the variables are acceptable, with its own errors.
     const coerced = getVariableValues(schema, compiled.operation.variableDefinitions ?? [], variables ?? {});
     if (coerced.errors) return onGraphqlJs();
-    const result = await inOperationSpan(document, () => compiled.query.query(undefined, context, variables ?? {}) as Promise<ExecutionResult> | ExecutionResult);
+    const result = await inOperationSpan(document, () => compiled.query.query(undefined, context, variables ?? {}));
     // No data at all: graphql-jit refused the variables graphql-js accepted
     // (it never ran a resolver). graphql-js then decides, as everywhere else.
     if (!('data' in result) || result.data === undefined) {
@@ -197,7 +195,7 @@ function asGraphQLJsError(error: GraphQLError): GraphQLError {
   const rebuilt = new GraphQLError(error.message, {
     path: error.path,
     originalError: error.originalError,
-    ...(error.extensions ? { extensions: error.extensions } : {}),
+    extensions: error.extensions,
   });
   (rebuilt as { locations?: GraphQLError['locations'] }).locations = error.locations;
   return rebuilt;

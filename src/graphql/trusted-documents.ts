@@ -52,7 +52,7 @@ export function loadManifest(path: string): Map<string, string> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`, { cause: error });
   }
   let json: unknown;
   try {
@@ -62,9 +62,7 @@ export function loadManifest(path: string): Map<string, string> {
   }
   const entries = manifestEntries(json);
   if (entries === undefined) {
-    throw new Error(
-      `${path} is neither a persisted-documents manifest ({"<sha256>": "<document>"}) nor an Apollo persisted query manifest`,
-    );
+    throw new Error(`${path} is neither a persisted-documents manifest ({"<sha256>": "<document>"}) nor an Apollo persisted query manifest`);
   }
   const documents = new Map<string, string>();
   for (const [id, body] of entries) {
@@ -76,7 +74,7 @@ export function loadManifest(path: string): Map<string, string> {
     try {
       parse(body);
     } catch (error) {
-      throw new Error(`${path}: document ${id} does not parse: ${(error as Error).message}`);
+      throw new Error(`${path}: document ${id} does not parse: ${(error as Error).message}`, { cause: error });
     }
     documents.set(id, body);
   }
@@ -176,7 +174,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
 
   // Registered documents (APQ) are kept out of enforce: there, only the manifest counts.
   const registered = enforce ? undefined : new InMemoryLRUCache<string>();
-  const cache: KeyValueCache<string> = {
+  const cache: KeyValueCache = {
     async get(hash) {
       return manifest.get(hash) ?? registered?.get(hash);
     },
@@ -214,8 +212,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
 const NO_LISTENER: Promise<void> = Promise.resolve();
 
 export const NOT_IN_LIST_MESSAGE =
-  'Only trusted documents run here: send the SHA-256 hash of a document of the manifest ' +
-  '(extensions.persistedQuery.sha256Hash or documentId)';
+  'Only trusted documents run here: send the SHA-256 hash of a document of the manifest ' + '(extensions.persistedQuery.sha256Hash or documentId)';
 
 interface SentOperation {
   query?: string;
@@ -238,11 +235,10 @@ function sentOperation(request: FastifyRequest): SentOperation {
     fields = { query: params.query, extensions, documentId: params.documentId };
   } else {
     const body = request.body;
-    fields = typeof body === 'object' && body !== null ? (body as typeof fields) : {};
+    fields = typeof body === 'object' && body !== null ? body : {};
   }
   const extensions = fields.extensions;
-  const persistedQuery =
-    typeof extensions === 'object' && extensions !== null ? (extensions as { persistedQuery?: unknown }).persistedQuery : undefined;
+  const persistedQuery = typeof extensions === 'object' && extensions !== null ? (extensions as { persistedQuery?: unknown }).persistedQuery : undefined;
   const documentId = documentIdOf(fields.documentId);
   return {
     ...(typeof fields.query === 'string' ? { query: fields.query } : {}),

@@ -48,11 +48,11 @@ export class RequestDurations {
   observe(method: string, route: string, operation: string, status: number, seconds: number): void {
     if (!Number.isFinite(seconds)) throw new TypeError(`Value is not a valid number: ${seconds}`);
     let byOperation = this.index.get(route);
-    if (byOperation === undefined) this.index.set(route, (byOperation = new Map()));
+    if (byOperation === undefined) this.index.set(route, (byOperation = new Map<string, Map<number, Map<string, Series>>>()));
     let byStatus = byOperation.get(operation);
-    if (byStatus === undefined) byOperation.set(operation, (byStatus = new Map()));
+    if (byStatus === undefined) byOperation.set(operation, (byStatus = new Map<number, Map<string, Series>>()));
     let byMethod = byStatus.get(status);
-    if (byMethod === undefined) byStatus.set(status, (byMethod = new Map()));
+    if (byMethod === undefined) byStatus.set(status, (byMethod = new Map<string, Series>()));
     let series = byMethod.get(method);
     if (series === undefined) {
       // The label order of the `labels({...})` call this replaces.

@@ -244,13 +244,12 @@ function escapeOptions(html: string, graphiql: GraphiQLOptions): string {
  */
 function securityHeaders(html: string): Record<string, string> {
   const script = inlineScript(html);
-  const scriptSource =
-    script === undefined ? "'unsafe-inline'" : `'sha256-${createHash('sha256').update(script).digest('base64')}'`;
+  const scriptSource = script === undefined ? "'unsafe-inline'" : `'sha256-${createHash('sha256').update(script).digest('base64')}'`;
   return {
     'content-security-policy': [
       "default-src 'none'",
       `script-src ${scriptSource}`,
-      "worker-src blob:",
+      'worker-src blob:',
       "style-src 'unsafe-inline'",
       "img-src 'self' data:",
       "font-src 'self' data:",

@@ -98,8 +98,7 @@ export class RouteNotFound extends AppError {
   }
 }
 
-const noRoute = (request: FastifyRequest): AppError =>
-  new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
+const noRoute = (request: FastifyRequest): AppError => new AppError('NOT_FOUND', `No route for ${request.method} ${request.url.split('?')[0]}`);
 
 /** Fastify's own request errors (body parsing, limits, a bad URL) in the service's terms. */
 function fromFrameworkError(error: unknown): unknown {
@@ -126,9 +125,7 @@ export function failureHandling(styleOfPath: (path: string) => Exclude<ErrorStyl
   const styleOfUrl = (url: string) => styleOfPath((url.split('?')[0] ?? '').replace(/\/{2,}/g, '/'));
   return {
     /** Fastify option: a path that is not valid percent-encoding fails before routing. */
-    frameworkErrors(error: Error, request: FastifyRequest, reply: FastifyReply) {
-      return sendFailure(reply, fromFrameworkError(error), styleOfUrl(request.url));
-    },
+    frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendFailure(reply, fromFrameworkError(error), styleOfUrl(request.url)),
     /** Fastify option: requests Node's HTTP parser refuses never reach a route. */
     clientErrorHandler: answerClientError,
     /** Before any plugin registers: child contexts inherit the handlers set by then. */
@@ -137,8 +134,8 @@ export function failureHandling(styleOfPath: (path: string) => Exclude<ErrorStyl
       fastify.setErrorHandler((error, request, reply) => {
         // A route's own style; else /graphql's, or the style of the path (a
         // path with no route for its method can still fail here, on its body).
-        const style: ErrorStyle =
-          request.routeOptions.config?.errorStyle ?? (request.routeOptions.url === '/graphql' ? 'graphql' : styleOfUrl(request.url));
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- typed as always set; kept as a guard for errors outside a matched route
+        const style: ErrorStyle = request.routeOptions.config?.errorStyle ?? (request.routeOptions.url === '/graphql' ? 'graphql' : styleOfUrl(request.url));
         if (error instanceof RouteNotFound) return sendFailure(reply, noRoute(request), style);
         return sendFailure(reply, fromFrameworkError(error), style);
       });

@@ -35,9 +35,7 @@ export function linkContext(context: Context, request: FastifyRequest): Context 
 }
 
 export function operationLabel(operation: OperationDefinitionNode): string {
-  const fields = operation.selectionSet.selections
-    .map((selection) => (selection.kind === 'Field' ? selection.name.value : '…'))
-    .sort();
+  const fields = operation.selectionSet.selections.map((selection) => (selection.kind === 'Field' ? selection.name.value : '…')).sort();
   const shown = fields.length > 3 ? [...fields.slice(0, 3), '…'] : fields;
   return `${operation.operation} ${shown.join(',')}`;
 }
@@ -91,7 +89,8 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
       this.set({ state: 'total' }, pool.totalCount);
       this.set({ state: 'idle' }, pool.idleCount);
       this.set({ state: 'waiting' }, pool.waitingCount);
-      this.set({ state: 'max' }, pool.options.max ?? 10);
+      // pg-pool sets max (default 10) when the pool is made.
+      this.set({ state: 'max' }, pool.options.max);
     },
   });
   new Counter({
@@ -122,9 +121,7 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
   });
 
   if (options.metrics) {
-    fastify.get('/metrics', async (_request, reply) =>
-      sendUnstored(reply.header('content-type', registry.contentType), await registry.metrics()),
-    );
+    fastify.get('/metrics', async (_request, reply) => sendUnstored(reply.header('content-type', registry.contentType), await registry.metrics()));
   }
   return registry;
 }

@@ -45,11 +45,7 @@ const UNLIMITED = new Set(['/healthz', '/readyz', '/metrics']);
 /** Distinct clients remembered per budget (least recently seen are forgotten first). */
 const TRACKED_CLIENTS = 50_000;
 
-export async function registerRateLimits(
-  fastify: FastifyInstance,
-  options: RateLimitOptions,
-  sessionTokenHeaders: readonly string[],
-): Promise<void> {
+export async function registerRateLimits(fastify: FastifyInstance, options: RateLimitOptions, sessionTokenHeaders: readonly string[]): Promise<void> {
   /** The session token or API key header's value, if one is sent. */
   const presentedCredential = (request: FastifyRequest): string | undefined => {
     for (const name of [...sessionTokenHeaders, 'authorization']) {

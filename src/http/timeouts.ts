@@ -16,7 +16,7 @@
 // asked, and the answer is the list shape (src/http/failures.ts).
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyReply, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { AppError, MESSAGES } from '../errors';
 
 export interface TimeoutOptions {

@@ -3,7 +3,16 @@
 // schemas. Records (the user, the session) are derived from the GraphQL
 // fragments the REST paths select them with and from the SDL's field types,
 // so a field added, renamed or made nullable there shows here too.
-import { buildSchema as buildSdl, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, getNullableType, isNonNullType, isScalarType, type DocumentNode } from 'graphql';
+import {
+  buildSchema as buildSdl,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLObjectType,
+  getNullableType,
+  isNonNullType,
+  isScalarType,
+  type DocumentNode,
+} from 'graphql';
 import { UserRecordFragmentDoc } from '../__generated__/graphql';
 import { loadTypeDefs } from '../graphql/schema';
 import { INT32_MAX, LIMITS, PHONE_PATTERN } from '../services/validate';
@@ -188,8 +197,14 @@ const messages: Schema = { type: 'array', items: { type: 'string' }, minItems: 1
 
 export function componentSchemas(): Record<string, Schema> {
   return {
-    User: recordSchema(UserRecordFragmentDoc, 'The spec\'s user record: every field always present; unset text fields are null, except parents_contacts and user_tags, which are "".'),
-    CompactUser: object({ id: { type: 'integer', minimum: 1 }, phone: { ...PHONE, description: 'The phone that matched a contact.' } }, 'The compact form of a user (compact=1).'),
+    User: recordSchema(
+      UserRecordFragmentDoc,
+      'The spec\'s user record: every field always present; unset text fields are null, except parents_contacts and user_tags, which are "".',
+    ),
+    CompactUser: object(
+      { id: { type: 'integer', minimum: 1 }, phone: { ...PHONE, description: 'The phone that matched a contact.' } },
+      'The compact form of a user (compact=1).',
+    ),
     // QuickBlox's shape (src/rest/parse.ts qbSession), not GraphQL's: written
     // out, and checked against real answers by test/rest/openapi.test.ts.
     Session: object(
@@ -197,7 +212,10 @@ export function componentSchemas(): Record<string, Schema> {
         application_id: { type: 'integer', minimum: 1 },
         created_at: { type: 'string', format: 'date-time', pattern: TIMESTAMP },
         id: { type: 'integer', minimum: 1 },
-        nonce: { type: ['integer', 'string', 'null'], description: "The signed request's nonce (a number when it is one); null for sessions the admin CLI made." },
+        nonce: {
+          type: ['integer', 'string', 'null'],
+          description: "The signed request's nonce (a number when it is one); null for sessions the admin CLI made.",
+        },
         token: { type: 'string', minLength: 1, description: 'Send it as QB-Token (or SVC-Token).' },
         ts: { type: ['integer', 'null'], description: 'The signed timestamp, Unix seconds.' },
         updated_at: { type: 'string', format: 'date-time', pattern: TIMESTAMP },

@@ -72,7 +72,13 @@ const securitySchemes: Record<string, SecurityScheme> = {
 
 /** Messages the table's codes answer with, where they are fixed: they make the descriptions concrete. */
 const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
-  BAD_REQUEST: [MESSAGES.bothCredentials, MESSAGES.severalTokens, MESSAGES.onBehalfOfWithoutApiKey, `${MESSAGES.malformedBody}: invalid JSON`, 'Malformed request path'],
+  BAD_REQUEST: [
+    MESSAGES.bothCredentials,
+    MESSAGES.severalTokens,
+    MESSAGES.onBehalfOfWithoutApiKey,
+    `${MESSAGES.malformedBody}: invalid JSON`,
+    'Malformed request path',
+  ],
   UNAUTHENTICATED: [MESSAGES.noCredentials, MESSAGES.sessionMissing, MESSAGES.malformedAuthorization, MESSAGES.unknownApiKey, MESSAGES.badLogin],
   FORBIDDEN: [MESSAGES.needUser, MESSAGES.onBehalfOfUnknown, MESSAGES.sessionRequired],
   WRONG_PERMISSIONS: [MESSAGES.wrongPermissions],
@@ -88,7 +94,7 @@ const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
 };
 
 const describe = (code: ErrorCode): string =>
-  `${code}: ${ERRORS[code].meaning}${EXAMPLES[code] ? ` (${EXAMPLES[code]!.map((m) => JSON.stringify(m)).join(', ')})` : ''}.`;
+  `${code}: ${ERRORS[code].meaning}${EXAMPLES[code] ? ` (${EXAMPLES[code].map((m) => JSON.stringify(m)).join(', ')})` : ''}.`;
 
 /** The body of a status in the route's family: the list, or the object shapes its codes take. */
 function errorSchema(route: RestRoute, codes: ErrorCode[]): Schema {
@@ -181,7 +187,7 @@ export function buildOpenApiDocument(
       title: 'Chat/user service: legacy REST paths',
       version: '0.2.0',
       description:
-        "Message deletion, address-book matching and user lookup by external id, and the session API QuickBlox SDK apps use. Each path executes a GraphQL operation of /graphql (see the README). Credentials: a session token (SVC-Token or QB-Token), or Authorization: ApiKey <key> (optionally with On-Behalf-Of); exactly one.",
+        'Message deletion, address-book matching and user lookup by external id, and the session API QuickBlox SDK apps use. Each path executes a GraphQL operation of /graphql (see the README). Credentials: a session token (SVC-Token or QB-Token), or Authorization: ApiKey <key> (optionally with On-Behalf-Of); exactly one.',
     },
     tags: [{ name: 'chat' }, { name: 'address book' }, { name: 'users' }, { name: 'sessions' }],
     paths,

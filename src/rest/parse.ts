@@ -70,7 +70,7 @@ const SESSION_USER_PARAMETERS = ['login', 'email', 'password'] as const;
  */
 export function sessionRequest(body: unknown): SessionRequestInput {
   // Without a prototype: a parameter named `__proto__` is a key like any other (and unknown).
-  const flat: Record<string, unknown> = Object.create(null);
+  const flat = Object.create(null) as Record<string, unknown>;
   for (const [key, value] of Object.entries(bodyObject(body))) {
     if (key === 'user' && typeof value === 'object' && value !== null && !Array.isArray(value)) {
       for (const [field, inner] of Object.entries(value)) flat[`user[${field}]`] = inner;
@@ -154,7 +154,7 @@ export function queryObject(request: FastifyRequest<{ Querystring: Query }>): Qu
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError('BAD_REQUEST', 'Malformed query: expected a JSON object');
   // null is an absent parameter; numbers keep their text; anything else is no query value.
-  const query: Query = Object.create(null);
+  const query = Object.create(null) as Query;
   for (const [key, value] of Object.entries(parsed)) {
     if (value === null) continue;
     if (typeof value === 'string') query[key] = value;

@@ -30,19 +30,7 @@ import { operationLabel } from '../http/observability';
 import { LIMITS } from '../services/validate';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
 import { FLAG, JSON_FLAG, json, object, type Parameter, ref, type RequestBody, type Schema } from './openapi-schema';
-import {
-  bodyObject,
-  contactInput,
-  flag,
-  integer,
-  jsonFile,
-  type Query,
-  qbSession,
-  queryObject,
-  sessionRequest,
-  single,
-  text,
-} from './parse';
+import { bodyObject, contactInput, flag, integer, jsonFile, type Query, qbSession, queryObject, sessionRequest, single, text } from './parse';
 import { inOperationSpan } from '../tracing/spans';
 
 /** Runs one of the route's operations for the request; rejects with the operation's first error. */
@@ -198,7 +186,12 @@ export const REST_ROUTES: RestRoute[] = [
       success: {
         status: 200,
         description: 'Full records (compact=0 or absent) or compact ones (compact=1).',
-        schema: { anyOf: [object({ items: { type: 'array', items: object({ user: ref('User') }) } }), object({ items: { type: 'array', items: object({ user: ref('CompactUser') }) } })] },
+        schema: {
+          anyOf: [
+            object({ items: { type: 'array', items: object({ user: ref('User') }) } }),
+            object({ items: { type: 'array', items: object({ user: ref('CompactUser') }) } }),
+          ],
+        },
       },
       callers: 'user',
       errors: ['BAD_USER_INPUT'],
@@ -230,7 +223,7 @@ export const REST_ROUTES: RestRoute[] = [
       summary: "Upload contacts into the caller's address book",
       tags: ['address book'],
       description:
-        'Without force contacts are added, or renamed when their phone is already in the book, and those with destroy=1 removed; with force=1 the book becomes exactly the contacts taken. A phone listed twice counts once, as its last entry says. Contacts that fail validation are reported in `rejected` by their index and the others are stored (QuickBlox\'s behaviour).',
+        "Without force contacts are added, or renamed when their phone is already in the book, and those with destroy=1 removed; with force=1 the book becomes exactly the contacts taken. A phone listed twice counts once, as its last entry says. Contacts that fail validation are reported in `rejected` by their index and the others are stored (QuickBlox's behaviour).",
       requestBody: {
         required: true,
         content: json({
@@ -342,7 +335,7 @@ export const REST_ROUTES: RestRoute[] = [
     },
     doc: {
       operationId: 'createSession',
-      summary: 'Create a session from a request signed with the application\'s auth secret',
+      summary: "Create a session from a request signed with the application's auth secret",
       tags: ['sessions'],
       description:
         "QuickBlox's session request. `signature` is the hex HMAC-SHA1 (or HMAC-SHA256) under the application's auth secret of every other parameter as `key=value` (nested ones as `user[login]=…`), sorted and joined with `&`. With `user[login]` or `user[email]` (or both, as the Android SDK sends them: found by login, the email must be that user's) and `user[password]` the session is that user's. A refused request stores nothing.",
@@ -350,7 +343,7 @@ export const REST_ROUTES: RestRoute[] = [
         const properties: Record<string, Schema> = {
           application_id: { type: ['integer', 'string'] },
           auth_key: { type: 'string', maxLength: LIMITS.authKeyLength },
-          timestamp: { type: ['integer', 'string'], description: 'Unix seconds, within SESSION_TIMESTAMP_WINDOW_S (an hour) of the server\'s clock.' },
+          timestamp: { type: ['integer', 'string'], description: "Unix seconds, within SESSION_TIMESTAMP_WINDOW_S (an hour) of the server's clock." },
           nonce: {
             type: ['integer', 'string'],
             maxLength: LIMITS.nonceLength,
@@ -373,14 +366,24 @@ export const REST_ROUTES: RestRoute[] = [
         return {
           required: true,
           content: {
-            'application/json': { schema: { type: 'object', properties: { ...properties, user: { type: 'object', properties: user } }, required, additionalProperties: false } },
+            'application/json': {
+              schema: { type: 'object', properties: { ...properties, user: { type: 'object', properties: user } }, required, additionalProperties: false },
+            },
             'application/x-www-form-urlencoded': { schema: form },
           },
         };
       })(),
       success: { status: 201, description: 'The new session, its token included.', schema: object({ session: ref('Session') }) },
       callers: 'none',
-      errors: ['BAD_USER_INPUT', 'UNKNOWN_APPLICATION', 'INVALID_SIGNATURE', 'TIMESTAMP_OUT_OF_WINDOW', 'NONCE_REUSED', 'UNAUTHENTICATED', 'WRITE_OUTCOME_UNKNOWN'],
+      errors: [
+        'BAD_USER_INPUT',
+        'UNKNOWN_APPLICATION',
+        'INVALID_SIGNATURE',
+        'TIMESTAMP_OUT_OF_WINDOW',
+        'NONCE_REUSED',
+        'UNAUTHENTICATED',
+        'WRITE_OUTCOME_UNKNOWN',
+      ],
     },
   },
   {
@@ -498,15 +501,13 @@ export function registerRestRoutes(app: FastifyInstance, schema: GraphQLSchema, 
     if (!operation) throw new Error('REST operation document without exactly one operation');
     if (options.compile === false || !mayCompile(operation)) {
       // instrumentation-graphql sees graphql-js's execute and makes its span.
-      runners.set(document, (contextValue, variableValues) => execute({ schema, document, contextValue, variableValues }) as Promise<ExecutionResult> | ExecutionResult);
+      runners.set(document, (contextValue, variableValues) => execute({ schema, document, contextValue, variableValues }));
       continue;
     }
     const result = compileQuery(schema, document);
     if (!isCompiledQuery(result)) throw new Error(`REST operation does not compile: ${result.errors?.[0]?.message}`);
     // A compiled query is invisible to instrumentation-graphql: its span is made here.
-    runners.set(document, (contextValue, variableValues) =>
-      inOperationSpan(document, () => result.query(undefined, contextValue, variableValues) as Promise<ExecutionResult> | ExecutionResult),
-    );
+    runners.set(document, (contextValue, variableValues) => inOperationSpan(document, () => result.query(undefined, contextValue, variableValues)));
   }
 
   for (const route of REST_ROUTES) {

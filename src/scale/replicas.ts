@@ -90,8 +90,7 @@ export function parsePosition(text: string): WalPosition {
 }
 
 /** The primary's position and timeline (the first 8 hex digits of the WAL file name). */
-const PRIMARY_POSITION = (fn: 'pg_current_wal_lsn' | 'pg_current_wal_insert_lsn') =>
-  `SELECT ${fn}()::text AS lsn, pg_walfile_name(${fn}()) AS file`;
+const PRIMARY_POSITION = (fn: 'pg_current_wal_lsn' | 'pg_current_wal_insert_lsn') => `SELECT ${fn}()::text AS lsn, pg_walfile_name(${fn}()) AS file`;
 
 /** A standby's replay position and the timeline its WAL receiver is on (NULL: not streaming, or not visible to this role). */
 const REPLAY_POSITION = 'SELECT pg_last_wal_replay_lsn()::text AS lsn, (SELECT received_tli FROM pg_stat_wal_receiver) AS tli';

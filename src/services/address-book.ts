@@ -101,12 +101,7 @@ export class AddressBookService {
    * The same users as `registeredUsers`, `first` at a time (1 to
    * LIMITS.registeredUsersPerPage), after the cursor `after` (none: from the start).
    */
-  async registeredUsersPage(
-    caller: Caller,
-    udid: string | null | undefined,
-    first: number,
-    after: string | null | undefined,
-  ): Promise<RegisteredUsersPage> {
+  async registeredUsersPage(caller: Caller, udid: string | null | undefined, first: number, after: string | null | undefined): Promise<RegisteredUsersPage> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
     const max = validate.LIMITS.registeredUsersPerPage;
@@ -139,12 +134,7 @@ export class AddressBookService {
    * index) and the others are stored, as QuickBlox does; only an upload that
    * is wrong as a whole (its udid, its size) is refused.
    */
-  async upload(
-    caller: Caller,
-    contacts: readonly ContactInput[],
-    udid: string | null | undefined,
-    force: boolean,
-  ): Promise<UploadResult> {
+  async upload(caller: Caller, contacts: readonly ContactInput[], udid: string | null | undefined, force: boolean): Promise<UploadResult> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
     if (contacts.length > validate.LIMITS.contactsPerUpload) {

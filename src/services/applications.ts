@@ -41,7 +41,13 @@ export class ApplicationsService {
     const apiKey = newSecret();
     const auth = newAuthCredentials();
     const application = await this.prisma.application.create({
-      data: { name, phoneRegion: region, apiKeyHash: hashSecret(apiKey), authKey: auth.authKey, authSecretSealed: sealSecret(auth.authSecret, this.secretsKey) },
+      data: {
+        name,
+        phoneRegion: region,
+        apiKeyHash: hashSecret(apiKey),
+        authKey: auth.authKey,
+        authSecretSealed: sealSecret(auth.authSecret, this.secretsKey),
+      },
       select: { id: true, name: true, phoneRegion: true },
     });
     return { application, apiKey, ...auth };

@@ -205,34 +205,36 @@ export class AuthService {
   flush(): Promise<void> {
     // After the previous flush, whether it succeeded or not: a failed flush
     // (database down) must not stop every later one.
-    this.flushing = this.flushing.catch(() => {}).then(async () => {
-      if (this.touches.size === 0) return;
-      const batch = this.touches;
-      this.touches = new Map();
-      // Sorted: instances flushing touches of the same sessions lock their rows
-      // in one order, not each in its own (two orders deadlock, 40P01).
-      const hashes = [...batch.keys()].sort();
-      const times = hashes.map((hash) => new Date(batch.get(hash)!));
-      try {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await query(this.pool, FLUSH_TOUCHES, [hashes, times, SESSION_TTL_SECONDS]);
-            break;
-          } catch (error) {
-            // A deadlock with a request's own touch (TOUCH_SESSION locks a
-            // session, then its user) can still happen; PostgreSQL rolled this
-            // flush back whole, so it is safe to run again, after a jittered pause.
-            if ((error as StatementError).code !== DEADLOCK || attempt >= FLUSH_ATTEMPTS) throw error;
-            this.deadlockRetries++;
-            await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+    this.flushing = this.flushing
+      .catch(() => {})
+      .then(async () => {
+        if (this.touches.size === 0) return;
+        const batch = this.touches;
+        this.touches = new Map();
+        // Sorted: instances flushing touches of the same sessions lock their rows
+        // in one order, not each in its own (two orders deadlock, 40P01).
+        const hashes = [...batch.keys()].sort();
+        const times = hashes.map((hash) => new Date(batch.get(hash)!));
+        try {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              await query(this.pool, FLUSH_TOUCHES, [hashes, times, SESSION_TTL_SECONDS]);
+              break;
+            } catch (error) {
+              // A deadlock with a request's own touch (TOUCH_SESSION locks a
+              // session, then its user) can still happen; PostgreSQL rolled this
+              // flush back whole, so it is safe to run again, after a jittered pause.
+              if ((error as StatementError).code !== DEADLOCK || attempt >= FLUSH_ATTEMPTS) throw error;
+              this.deadlockRetries++;
+              await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+            }
           }
+        } catch (error) {
+          // Keep them for the next flush, unless newer touches replaced them.
+          for (const [hash, at] of batch) if (!this.touches.has(hash)) this.touches.set(hash, at);
+          throw error;
         }
-      } catch (error) {
-        // Keep them for the next flush, unless newer touches replaced them.
-        for (const [hash, at] of batch) if (!this.touches.has(hash)) this.touches.set(hash, at);
-        throw error;
-      }
-    });
+      });
     return this.flushing;
   }
 

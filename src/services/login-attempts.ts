@@ -194,7 +194,7 @@ export class SharedLoginAttempts implements FailureBudget {
       subjects.forEach(({ budget }, i) => {
         const [countError, count] = results[2 * i]!;
         const [ttlError, ttl] = results[2 * i + 1]!;
-        if (countError || ttlError) throw countError ?? ttlError;
+        if (countError || ttlError) throw (countError ?? ttlError)!;
         if (Number(count ?? 0) >= this.max[budget]) seconds = Math.max(seconds, Math.ceil(Math.max(Number(ttl), 0) / 1000), 1);
       });
       return seconds;

@@ -65,7 +65,7 @@ export class PhoneKeysService {
       return { ids, keys };
     };
     let usersUpdated = 0;
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const rows = await run(client, USER_PHONES, [applicationId, after, BATCH]);
       if (rows.length === 0) break;
       const { ids, keys } = rekeyed(rows);
@@ -73,7 +73,7 @@ export class PhoneKeysService {
       after = rows.at(-1)!.id;
     }
     let contactsUpdated = 0;
-    for (let after = 0; ; ) {
+    for (let after = 0; ;) {
       const rows = await run(client, CONTACT_PHONES, [applicationId, after, BATCH]);
       if (rows.length === 0) break;
       const { ids, keys } = rekeyed(rows);

@@ -22,8 +22,7 @@ import minMetadata from 'libphonenumber-js/min/metadata';
  * overlap (a separator is never a digit), so the pattern runs in linear time.
  */
 export const PHONE_PATTERN = /^(?=.{10,32}$)\+?(?:[ ().-]*[0-9]){10,15}[ ().-]*$/;
-export const PHONE_RULE =
-  'phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)';
+export const PHONE_RULE = 'phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)';
 
 /**
  * The "min" metadata with each calling code mapped to its main country only.
@@ -37,9 +36,7 @@ export const PHONE_RULE =
  */
 const METADATA: MetadataJson = {
   ...minMetadata,
-  country_calling_codes: Object.fromEntries(
-    Object.entries(minMetadata.country_calling_codes).map(([code, countries]) => [code, countries.slice(0, 1)]),
-  ),
+  country_calling_codes: Object.fromEntries(Object.entries(minMetadata.country_calling_codes).map(([code, countries]) => [code, countries.slice(0, 1)])),
 };
 
 /** The stock metadata: region codes are checked against it (every country, not only the main ones). */

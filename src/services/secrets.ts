@@ -105,8 +105,7 @@ export function signatureBase(parameters: Readonly<Record<string, string>>): str
     .join('&');
 }
 
-export const sign = (base: string, secret: string, algorithm: SignatureAlgorithm): string =>
-  createHmac(algorithm, secret).update(base).digest('hex');
+export const sign = (base: string, secret: string, algorithm: SignatureAlgorithm): string => createHmac(algorithm, secret).update(base).digest('hex');
 
 /**
  * Whether `signature` (hex) is the HMAC of `base` under `secret`: SHA-1 for 40
@@ -114,8 +113,7 @@ export const sign = (base: string, secret: string, algorithm: SignatureAlgorithm
  * the digest.
  */
 export function verifySignature(base: string, signature: string, secret: string): boolean {
-  const algorithm: SignatureAlgorithm | undefined =
-    signature.length === 40 ? 'sha1' : signature.length === 64 ? 'sha256' : undefined;
+  const algorithm: SignatureAlgorithm | undefined = signature.length === 40 ? 'sha1' : signature.length === 64 ? 'sha256' : undefined;
   if (algorithm === undefined || !/^[0-9a-fA-F]+$/.test(signature)) return false;
   return timingSafeEqual(Buffer.from(sign(base, secret, algorithm), 'hex'), Buffer.from(signature, 'hex'));
 }

@@ -16,16 +16,7 @@
 // credential cache, as a logout's are.
 import type { Pool } from 'pg';
 import { query, run, transaction, type Statement } from '../db/sql';
-import {
-  APPLICATION_CREDENTIALS,
-  CREATE,
-  CURRENT,
-  END,
-  LOCK_USER_SESSIONS,
-  PASSWORD_BY_EMAIL,
-  PASSWORD_BY_LOGIN,
-  SET_USER,
-} from '../db/statements/sessions';
+import { APPLICATION_CREDENTIALS, CREATE, CURRENT, END, LOCK_USER_SESSIONS, PASSWORD_BY_EMAIL, PASSWORD_BY_LOGIN, SET_USER } from '../db/statements/sessions';
 import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
@@ -95,9 +86,7 @@ export class SessionsService {
     options: SessionsOptions = {},
   ) {
     this.windowSeconds = options.timestampWindowSeconds ?? 3600;
-    this.attempts = options.redis
-      ? new SharedLoginAttempts(options.redis, options.loginAttempts)
-      : new LoginAttempts(options.loginAttempts);
+    this.attempts = options.redis ? new SharedLoginAttempts(options.redis, options.loginAttempts) : new LoginAttempts(options.loginAttempts);
     this.now = options.now ?? Date.now;
     this.sessionsPerUser = options.sessionsPerUser ?? SESSIONS_PER_USER_DEFAULT;
   }

@@ -104,10 +104,13 @@ function patchLoaded(instrumentation: InstrumentationBase, names: readonly strin
   const undo: (() => void)[] = [];
   for (const module of instrumentation.getModuleDefinitions()) {
     const version = packageVersion(module.name);
+    // The definitions' patch and unpatch are plain functions (closures or bound), never called on their definition here.
+    /* eslint-disable @typescript-eslint/unbound-method */
     const targets = [
       { name: module.name, patch: module.patch, unpatch: module.unpatch },
       ...module.files.map((file) => ({ name: file.name, patch: file.patch, unpatch: file.unpatch })),
     ];
+    /* eslint-enable @typescript-eslint/unbound-method */
     for (const target of targets) {
       if (!names.includes(target.name) || !target.patch) continue;
       const exports = require(target.name) as unknown;

@@ -48,10 +48,7 @@ function operationSpanOf(document: DocumentNode): OperationSpan {
 }
 
 /** Runs a compiled operation of a REST path inside its operation span (SQL spans become its children). */
-export function inOperationSpan<T extends { errors?: readonly unknown[] }>(
-  document: DocumentNode,
-  execute: () => Promise<T> | T,
-): Promise<T> | T {
+export function inOperationSpan<T extends { errors?: readonly unknown[] }>(document: DocumentNode, execute: () => Promise<T> | T): Promise<T> | T {
   const tracer = activeTracer();
   if (!tracer) return execute();
   const { name, attributes } = operationSpanOf(document);

@@ -36,9 +36,16 @@ afterAll(async () => {
 });
 
 const PHONES = [
-  '+442079460001', '+442079460002', '+10000000003', '+10000000004', '+10000000005',
+  '+442079460001',
+  '+442079460002',
+  '+10000000003',
+  '+10000000004',
+  '+10000000005',
   // The same numbers written otherwise: formatted, and national (the same number only in a GB application).
-  '+44 20 7946 0001', '020 7946 0002', '+1 000-000-0003', '(020) 7946-0001',
+  '+44 20 7946 0001',
+  '020 7946 0002',
+  '+1 000-000-0003',
+  '(020) 7946-0001',
 ];
 /** The applications' regions: the first reads national numbers as GB's, the second has none. */
 const REGIONS = ['GB', null] as const;
@@ -151,7 +158,10 @@ async function compare(world: World): Promise<void> {
     for (const udid of UDIDS) {
       const book = contacts.filter((c) => c.userId === owner.id && c.udid === udid);
       const matched = users.filter(
-        (u) => u.applicationId === owner.applicationId && u.phone !== null && book.some((c) => c.phone === u.phone || (c.phoneKey !== null && c.phoneKey === u.phoneKey)),
+        (u) =>
+          u.applicationId === owner.applicationId &&
+          u.phone !== null &&
+          book.some((c) => c.phone === u.phone || (c.phoneKey !== null && c.phoneKey === u.phoneKey)),
       );
       const expected = matched.map((u) => u.id);
       const where = `owner ${owner.id}, udid "${udid}"`;

@@ -21,8 +21,19 @@ import {
   STRANGER_PHONE,
 } from '../support/address-book';
 import { USER_FIELDS } from '../support/records';
-import { seedTenant, type Tenant } from '../support/seed';
-import { type ContactInput, fileService, type Headers, REFUSED_CREDENTIALS, type Refusal, type Result, SURFACES, surfaceOf, type Upload, value } from './surfaces';
+import { seedTenant } from '../support/seed';
+import {
+  type ContactInput,
+  fileService,
+  type Headers,
+  REFUSED_CREDENTIALS,
+  type Refusal,
+  type Result,
+  SURFACES,
+  surfaceOf,
+  type Upload,
+  value,
+} from './surfaces';
 
 const service = fileService();
 
@@ -33,7 +44,12 @@ const BOOK: Contact[] = [
   { name: 'Outsider', phone: OUTSIDER_PHONE },
   { name: 'Nobody', phone: STRANGER_PHONE },
 ];
-const counts = (created: number, updated: number, deleted: number, rejected: { index: number; reasons: string[] }[] = []) => ({ created, updated, deleted, rejected });
+const counts = (created: number, updated: number, deleted: number, rejected: { index: number; reasons: string[] }[] = []) => ({
+  created,
+  updated,
+  deleted,
+  rejected,
+});
 
 /** Credentials the address book refuses: those every operation refuses, and an API key acting for no one. */
 const REFUSED: Refusal[] = [...REFUSED_CREDENTIALS, ['an API key without On-Behalf-Of', (t) => t.as.apiKey, 'FORBIDDEN', MESSAGES.needUser]];
@@ -93,7 +109,13 @@ describe.each(SURFACES)('%s', (name) => {
     test('are ordered by user id, each user once, the caller included when their own phone is in the book', async () => {
       const t = await seed();
       // A second user of the application with the member's phone.
-      const twin = await service.app.services.users.create({ applicationId: t.applicationId, login: 'twin', password: 'password123', phone: MEMBER_PHONE, externalUserId: 104 });
+      const twin = await service.app.services.users.create({
+        applicationId: t.applicationId,
+        login: 'twin',
+        password: 'password123',
+        phone: MEMBER_PHONE,
+        externalUserId: 104,
+      });
       await upload(t.as.owner, [
         { name: 'Outsider', phone: OUTSIDER_PHONE },
         { name: 'Member', phone: MEMBER_PHONE },
@@ -167,13 +189,21 @@ describe.each(SURFACES)('%s', (name) => {
 
     test('re-uploading a phone with a new name updates it, and with the same name changes nothing', async () => {
       const t = await seed();
-      await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }]);
+      await upload(t.as.owner, [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Outsider', phone: OUTSIDER_PHONE },
+      ]);
       expect(await upload(t.as.owner, [{ name: 'Member Renamed', phone: MEMBER_PHONE }])).toEqual(counts(0, 1, 0));
       expect(await bookOf(service, t.owner.id)).toEqual([
         { name: 'Member Renamed', phone: MEMBER_PHONE },
         { name: 'Outsider', phone: OUTSIDER_PHONE },
       ]);
-      expect(await upload(t.as.owner, [{ name: 'Member Renamed', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }])).toEqual(counts(0, 0, 0));
+      expect(
+        await upload(t.as.owner, [
+          { name: 'Member Renamed', phone: MEMBER_PHONE },
+          { name: 'Outsider', phone: OUTSIDER_PHONE },
+        ]),
+      ).toEqual(counts(0, 0, 0));
       const mixed = [
         { name: 'Member Renamed', phone: MEMBER_PHONE },
         { name: 'Outsider 2', phone: OUTSIDER_PHONE },
@@ -215,18 +245,25 @@ describe.each(SURFACES)('%s', (name) => {
       expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Second', phone: MEMBER_PHONE }]);
     });
 
-    test.each(['123', 'abc', '+1234567890123456', '+1 555 0100', '+49 (151) 1234-5678-9012-3', '0049 151 1234567 x1', '+ 1 (555) 123 - 4567 . . . . . . .', '++15551234567', ''])(
-      'a contact with the invalid phone %p is rejected by its index and the valid ones are stored',
-      async (phone) => {
-        const t = await seed();
-        const res = await upload(t.as.owner, [
-          { name: 'Member', phone: MEMBER_PHONE },
-          { name: 'Broken', phone },
-        ]);
-        expect(res).toEqual(counts(1, 0, 0, [{ index: 1, reasons: [PHONE_RULE] }]));
-        expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
-      },
-    );
+    test.each([
+      '123',
+      'abc',
+      '+1234567890123456',
+      '+1 555 0100',
+      '+49 (151) 1234-5678-9012-3',
+      '0049 151 1234567 x1',
+      '+ 1 (555) 123 - 4567 . . . . . . .',
+      '++15551234567',
+      '',
+    ])('a contact with the invalid phone %p is rejected by its index and the valid ones are stored', async (phone) => {
+      const t = await seed();
+      const res = await upload(t.as.owner, [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Broken', phone },
+      ]);
+      expect(res).toEqual(counts(1, 0, 0, [{ index: 1, reasons: [PHONE_RULE] }]));
+      expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
+    });
 
     test('a contact name of 255 characters is taken and one of 256, or an empty one, is rejected', async () => {
       const t = await seed();
@@ -235,7 +272,12 @@ describe.each(SURFACES)('%s', (name) => {
         { name: 'n'.repeat(256), phone: OUTSIDER_PHONE },
         { name: '', phone: OWNER_PHONE },
       ]);
-      expect(res).toEqual(counts(1, 0, 0, [{ index: 1, reasons: [NAME_RULE] }, { index: 2, reasons: [NAME_RULE] }]));
+      expect(res).toEqual(
+        counts(1, 0, 0, [
+          { index: 1, reasons: [NAME_RULE] },
+          { index: 2, reasons: [NAME_RULE] },
+        ]),
+      );
       expect(await contactCount(service, t)).toBe(1);
       expect(await upload(t.as.owner, [{ name: 'n'.repeat(255), phone: OUTSIDER_PHONE }])).toEqual(counts(1, 0, 0));
     });
@@ -257,22 +299,38 @@ describe.each(SURFACES)('%s', (name) => {
       const t = await seed();
       await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }]);
       const res = await upload(t.as.owner, [{ phone: 'abc', destroy: true }, { destroy: true }, { name: 'Outsider', phone: OUTSIDER_PHONE }]);
-      expect(res).toEqual(counts(1, 0, 0, [{ index: 0, reasons: [PHONE_RULE] }, { index: 1, reasons: [PHONE_RULE] }]));
+      expect(res).toEqual(
+        counts(1, 0, 0, [
+          { index: 0, reasons: [PHONE_RULE] },
+          { index: 1, reasons: [PHONE_RULE] },
+        ]),
+      );
       expect(await contactCount(service, t)).toBe(2);
     });
 
     test('a forced upload whose contacts are all rejected leaves the book empty: it becomes exactly the contacts taken', async () => {
       const t = await seed();
-      await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }]);
+      await upload(t.as.owner, [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Outsider', phone: OUTSIDER_PHONE },
+      ]);
       expect(await upload(t.as.owner, [{ name: 'Broken', phone: 'abc' }], { force: true })).toEqual(counts(0, 0, 2, [{ index: 0, reasons: [PHONE_RULE] }]));
       expect(await contactCount(service, t)).toBe(0);
     });
 
     test('destroy removes that phone from the book, needs no name, and counts as deleted', async () => {
       const t = await seed();
-      await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }]);
+      await upload(t.as.owner, [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Outsider', phone: OUTSIDER_PHONE },
+      ]);
       // Destroying a phone that is not in the book is no error and deletes nothing.
-      expect(await upload(t.as.owner, [{ phone: MEMBER_PHONE, destroy: true }, { phone: STRANGER_PHONE, destroy: true }])).toEqual(counts(0, 0, 1));
+      expect(
+        await upload(t.as.owner, [
+          { phone: MEMBER_PHONE, destroy: true },
+          { phone: STRANGER_PHONE, destroy: true },
+        ]),
+      ).toEqual(counts(0, 0, 1));
       expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Outsider', phone: OUTSIDER_PHONE }]);
       // destroy off is an ordinary contact.
       expect(await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE, destroy: false }])).toEqual(counts(1, 0, 0));
@@ -294,7 +352,12 @@ describe.each(SURFACES)('%s', (name) => {
     test('a NUL character in the udid refuses the upload; in a contact name, that contact is rejected', async () => {
       const t = await seed();
       const contacts = [{ name: 'Member', phone: MEMBER_PHONE }];
-      surface.expectFailure(await surface.uploadAddressBook(t.as.owner, { contacts, udid: 'a\u0000b' }), 'BAD_USER_INPUT', 'udid must not contain NUL characters', 'udid');
+      surface.expectFailure(
+        await surface.uploadAddressBook(t.as.owner, { contacts, udid: 'a\u0000b' }),
+        'BAD_USER_INPUT',
+        'udid must not contain NUL characters',
+        'udid',
+      );
       expect(await upload(t.as.owner, [{ name: 'Mem\u0000ber', phone: MEMBER_PHONE }])).toEqual(
         counts(0, 0, 0, [{ index: 0, reasons: ['name must not contain NUL characters'] }]),
       );
@@ -303,7 +366,12 @@ describe.each(SURFACES)('%s', (name) => {
 
     test('10,001 contacts are refused and nothing is stored; 10,000 are accepted', async () => {
       const t = await seed();
-      surface.expectFailure(await surface.uploadAddressBook(t.as.owner, { contacts: manyContacts(10_001) }), 'BAD_USER_INPUT', 'at most 10000 contacts per upload', 'contacts');
+      surface.expectFailure(
+        await surface.uploadAddressBook(t.as.owner, { contacts: manyContacts(10_001) }),
+        'BAD_USER_INPUT',
+        'at most 10000 contacts per upload',
+        'contacts',
+      );
       expect(await contactCount(service, t)).toBe(0);
       expect(await upload(t.as.owner, manyContacts(10_000))).toEqual(counts(10_000, 0, 0));
       expect(await contactCount(service, t)).toBe(10_000);
@@ -363,8 +431,18 @@ describe.each(SURFACES)('%s', (name) => {
     test('gives the contacts of the book asked for, in upload order, and none for an empty book', async () => {
       const t = await seed();
       const book = async (headers: Headers, udid?: string): Promise<Contact[]> => value(await surface.addressBook(headers, udid));
-      await upload(t.as.owner, [{ name: 'Outsider', phone: OUTSIDER_PHONE }, { name: 'Member', phone: MEMBER_PHONE }], { udid: 'A' });
-      expect(await book(t.as.owner, 'A')).toEqual([{ name: 'Outsider', phone: OUTSIDER_PHONE }, { name: 'Member', phone: MEMBER_PHONE }]);
+      await upload(
+        t.as.owner,
+        [
+          { name: 'Outsider', phone: OUTSIDER_PHONE },
+          { name: 'Member', phone: MEMBER_PHONE },
+        ],
+        { udid: 'A' },
+      );
+      expect(await book(t.as.owner, 'A')).toEqual([
+        { name: 'Outsider', phone: OUTSIDER_PHONE },
+        { name: 'Member', phone: MEMBER_PHONE },
+      ]);
       expect(await book(t.as.owner)).toEqual([]);
       expect(await book(t.as.owner, '')).toEqual([]);
       await upload(t.as.owner, [{ phone: OUTSIDER_PHONE, destroy: true }], { udid: 'A' });
@@ -387,13 +465,12 @@ describe.each(SURFACES)('%s', (name) => {
       ['uploading', (headers) => surface.uploadAddressBook(headers, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })],
       ['reading the book', (headers) => surface.addressBook(headers)],
     ];
-    test.each(OPERATIONS.flatMap(([operation, call]) => REFUSED.map(([what, headers, code, message]) => [operation, what, call, headers, code, message] as const)))(
-      '%s with %s is refused and nothing is stored',
-      async (_operation, _what, call, headers, code, message) => {
-        const t = await seed();
-        surface.expectFailure(await call(headers(t)), code, message);
-        expect(await contactCount(service, t)).toBe(0);
-      },
-    );
+    test.each(
+      OPERATIONS.flatMap(([operation, call]) => REFUSED.map(([what, headers, code, message]) => [operation, what, call, headers, code, message] as const)),
+    )('%s with %s is refused and nothing is stored', async (_operation, _what, call, headers, code, message) => {
+      const t = await seed();
+      surface.expectFailure(await call(headers(t)), code, message);
+      expect(await contactCount(service, t)).toBe(0);
+    });
   });
 });

@@ -175,20 +175,30 @@ describe.each(SURFACES)('%s', (name) => {
     });
 
     // A malformed id names no user: the same answer as an unknown one.
-    test.each(['abc', '0', '-1', '1.5', '1e3', ' 1', '99999999999'])('On-Behalf-Of %j, which is not a user id, is forbidden and nothing changes', async (onBehalfOf) => {
-      const t = await seed();
-      surface.expectFailure(await surface.deleteMessages({ ...t.as.apiKey, 'On-Behalf-Of': onBehalfOf }, t.messageIds), 'FORBIDDEN', MESSAGES.onBehalfOfUnknown);
-      await expectUntouched(service, t);
-    });
+    test.each(['abc', '0', '-1', '1.5', '1e3', ' 1', '99999999999'])(
+      'On-Behalf-Of %j, which is not a user id, is forbidden and nothing changes',
+      async (onBehalfOf) => {
+        const t = await seed();
+        surface.expectFailure(
+          await surface.deleteMessages({ ...t.as.apiKey, 'On-Behalf-Of': onBehalfOf }, t.messageIds),
+          'FORBIDDEN',
+          MESSAGES.onBehalfOfUnknown,
+        );
+        await expectUntouched(service, t);
+      },
+    );
   });
 
   describe('credentials', () => {
     test.each<Refusal>([
       ...REFUSED_CREDENTIALS,
       // The header's other malformations (fetch trims values: "ApiKey " arrives as "ApiKey").
-      ...['ApiKey', 'ApiKey ', 'apikey KEY', 'Basic dXNlcjpwYXNz'].map(
-        (authorization): Refusal => [`the malformed Authorization ${JSON.stringify(authorization)}`, () => ({ Authorization: authorization }), 'UNAUTHENTICATED', MESSAGES.malformedAuthorization],
-      ),
+      ...['ApiKey', 'ApiKey ', 'apikey KEY', 'Basic dXNlcjpwYXNz'].map((authorization): Refusal => [
+        `the malformed Authorization ${JSON.stringify(authorization)}`,
+        () => ({ Authorization: authorization }),
+        'UNAUTHENTICATED',
+        MESSAGES.malformedAuthorization,
+      ]),
       ['the API key under another scheme (Bearer)', (t) => ({ Authorization: `Bearer ${t.apiKey}` }), 'UNAUTHENTICATED', MESSAGES.malformedAuthorization],
     ])('%s is refused and nothing changes', async (_what, headers, code, message) => {
       const t = await seed();

@@ -87,10 +87,14 @@ describe.each(SURFACES)('%s', (name) => {
 
   test('users registered with formatted phones are found by books that write them plainly', async () => {
     const t = await tenantWith({ london: '+44 20 7946 0958', newyork: '+1 (555) 123-4567' });
-    await upload(t.as.owner, [
-      { name: 'London', phone: '+442079460958' },
-      { name: 'New York', phone: '+15551234567' },
-    ], 'phone-1');
+    await upload(
+      t.as.owner,
+      [
+        { name: 'London', phone: '+442079460958' },
+        { name: 'New York', phone: '+15551234567' },
+      ],
+      'phone-1',
+    );
     expect(await compact(t.as.owner, 'phone-1')).toEqual([
       { id: t.ids.london!, phone: '+44 20 7946 0958' },
       { id: t.ids.newyork!, phone: '+1 (555) 123-4567' },
@@ -147,8 +151,9 @@ test('the GraphQL connection form pages the users formatted contacts match', asy
       { after },
       t.as.owner,
     );
-    const connection = (res.body.data as { registeredUsersConnection: { edges: { node: { id: string | number } }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } })
-      .registeredUsersConnection;
+    const connection = (
+      res.body.data as { registeredUsersConnection: { edges: { node: { id: string | number } }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } }
+    ).registeredUsersConnection;
     ids.push(...connection.edges.map((e) => Number(e.node.id)));
     if (!connection.pageInfo.hasNextPage) break;
     after = connection.pageInfo.endCursor;
@@ -160,9 +165,16 @@ describe('stored phones', () => {
   test('phones written without a key (by hand) match as written, and phones:normalise gives them their keys', async () => {
     const t = await tenantWith({});
     const [london] = await service.db.pool
-      .query<{ id: number }>(`INSERT INTO users (application_id, login, password_hash, phone) VALUES ($1, 'byhand', 'x', '+44 20 7946 0958') RETURNING id`, [t.applicationId])
+      .query<{ id: number }>(`INSERT INTO users (application_id, login, password_hash, phone) VALUES ($1, 'byhand', 'x', '+44 20 7946 0958') RETURNING id`, [
+        t.applicationId,
+      ])
       .then((r) => r.rows);
-    await surfaceOf('REST', service).uploadAddressBook(t.as.owner, { contacts: [{ name: 'London', phone: '+442079460958' }, { name: 'Exact', phone: '+44 20 7946 0958' }] });
+    await surfaceOf('REST', service).uploadAddressBook(t.as.owner, {
+      contacts: [
+        { name: 'London', phone: '+442079460958' },
+        { name: 'Exact', phone: '+44 20 7946 0958' },
+      ],
+    });
     const ids = async () => value(await surfaceOf('REST', service).registeredUsersCompact(t.as.owner)).map((u) => u.id);
     // The exact contact matches it without a key.
     expect(await ids()).toEqual([london!.id]);

@@ -66,7 +66,12 @@ describe.each(SURFACES)('%s', (name) => {
       ['an unknown application id', { applicationId: '2000000000' }, 'UNKNOWN_APPLICATION', MESSAGES.unknownApplication],
       ['another application’s auth key', { authKey: 'x' }, 'UNKNOWN_APPLICATION', MESSAGES.unknownApplication],
       ['a signature under another secret', { secret: 'not-the-secret' }, 'INVALID_SIGNATURE', 'Unexpected signature'],
-      ['a timestamp two hours old', { timestamp: Math.floor(Date.now() / 1000) - 7200 }, 'TIMESTAMP_OUT_OF_WINDOW', /^Unexpected timestamp: more than 3600 s away/],
+      [
+        'a timestamp two hours old',
+        { timestamp: Math.floor(Date.now() / 1000) - 7200 },
+        'TIMESTAMP_OUT_OF_WINDOW',
+        /^Unexpected timestamp: more than 3600 s away/,
+      ],
       ['a timestamp two hours ahead', { timestamp: Math.floor(Date.now() / 1000) + 7200 }, 'TIMESTAMP_OUT_OF_WINDOW', /^Unexpected timestamp/],
       ['a timestamp that is not Unix seconds', { timestamp: '2026-11-23' }, 'BAD_USER_INPUT', 'timestamp must be a Unix time in seconds'],
       ['a nonce of 65 characters', { nonce: 'n'.repeat(65) }, 'BAD_USER_INPUT', 'nonce must be 1 to 64 printable characters'],
@@ -76,7 +81,7 @@ describe.each(SURFACES)('%s', (name) => {
       // The other application's auth key (a real key, of the wrong application).
       const other = options === undefined ? undefined : 'authKey' in options ? (await seed()).authKey : undefined;
       const before = await stored(t);
-      const request = signedSessionRequest(t, undefined, { ...options, ...(other ? { authKey: other } : {}) } as never);
+      const request = signedSessionRequest(t, undefined, { ...options, ...(other ? { authKey: other } : {}) });
       surface.expectFailure(await surface.createSession(request), code, message);
       expect(await stored(t)).toEqual(before);
     });
@@ -106,9 +111,15 @@ describe.each(SURFACES)('%s', (name) => {
 
     test('login and email together, both the user’s (as the Android SDK sends them), open the user’s session', async () => {
       const t = await seed();
-      expect(value(await surface.createSession(signedSessionRequest(t, { login: 'member', email: 'member@example.com', password: 'password123' }))).userId).toBe(t.member.id);
+      expect(
+        value(await surface.createSession(signedSessionRequest(t, { login: 'member', email: 'member@example.com', password: 'password123' }))).userId,
+      ).toBe(t.member.id);
       expect(value(await surface.login(t.as.app, { login: 'member', email: 'member@example.com', password: 'password123' })).id).toBe(t.member.id);
-      surface.expectFailure(await surface.login(t.as.app, { login: 'member', email: 'outsider@example.com', password: 'password123' }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+      surface.expectFailure(
+        await surface.login(t.as.app, { login: 'member', email: 'outsider@example.com', password: 'password123' }),
+        'UNAUTHENTICATED',
+        MESSAGES.badLogin,
+      );
     });
 
     test.each([
@@ -124,7 +135,11 @@ describe.each(SURFACES)('%s', (name) => {
       const now = Math.floor(Date.now() / 1000);
       value(await surface.createSession(signedSessionRequest(t, undefined, { timestamp: now, nonce: '4242' })));
       const before = await stored(t);
-      surface.expectFailure(await surface.createSession(signedSessionRequest(t, undefined, { timestamp: now, nonce: '4242' })), 'NONCE_REUSED', MESSAGES.nonceReused);
+      surface.expectFailure(
+        await surface.createSession(signedSessionRequest(t, undefined, { timestamp: now, nonce: '4242' })),
+        'NONCE_REUSED',
+        MESSAGES.nonceReused,
+      );
       expect(await stored(t)).toEqual(before);
       value(await surface.createSession(signedSessionRequest(t, undefined, { timestamp: now - 1, nonce: '4242' })));
       // Another application may use the same pair.
@@ -188,8 +203,16 @@ describe.each(SURFACES)('%s', (name) => {
       for (let i = 0; i < 3; i++) {
         surface.expectFailure(await surface.login(token(session), { login: 'owner', password: `wrong-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
       }
-      surface.expectFailure(await surface.login(token(session), { login: 'owner', password: 'password123' }), 'TOO_MANY_REQUESTS', /^Too many requests: retry in \d+ s$/);
-      surface.expectFailure(await surface.createSession(signedSessionRequest(t, { login: 'owner', password: 'password123' })), 'TOO_MANY_REQUESTS', /^Too many requests/);
+      surface.expectFailure(
+        await surface.login(token(session), { login: 'owner', password: 'password123' }),
+        'TOO_MANY_REQUESTS',
+        /^Too many requests: retry in \d+ s$/,
+      );
+      surface.expectFailure(
+        await surface.createSession(signedSessionRequest(t, { login: 'owner', password: 'password123' })),
+        'TOO_MANY_REQUESTS',
+        /^Too many requests/,
+      );
       // Another login of the same application is not affected.
       expect(value(await surface.login(token(session), { login: 'member', password: 'password123' })).id).toBe(t.member.id);
     });

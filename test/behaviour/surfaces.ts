@@ -308,9 +308,14 @@ export function graphqlSurface(service: TestService): Surface {
     createSession: (request) =>
       run(`mutation ($input: SessionRequestInput!) { createSession(input: $input) { ${SESSION_FIELDS} } }`, { input: request }, {}, 'createSession'),
     session: (headers) => run(`{ session { ${SESSION_FIELDS} } }`, {}, headers, 'session'),
-    endSession: (headers) => run('mutation { endSession }', {}, headers, 'endSession') as Promise<Result<true>>,
+    endSession: (headers) => run<true>('mutation { endSession }', {}, headers, 'endSession'),
     login: (headers, credentials) =>
-      run('mutation ($login: String, $email: String, $password: String!) { login(login: $login, email: $email, password: $password) { id login } }', { ...credentials }, headers, 'login'),
+      run(
+        'mutation ($login: String, $email: String, $password: String!) { login(login: $login, email: $email, password: $password) { id login } }',
+        { ...credentials },
+        headers,
+        'login',
+      ),
     logout: async (headers) => {
       const result = await run<{ userId: number | null }>('mutation { logout { userId } }', {}, headers, 'logout');
       if (result.ok) expect(result.value.userId).toBeNull();
@@ -324,7 +329,8 @@ export function graphqlSurface(service: TestService): Surface {
     userByExternalId: (headers, externalUserId) =>
       // The field is nullable, but a lookup without an error always finds the user.
       map(run<Record<string, unknown>>(USER_BY_EXTERNAL_ID, { externalUserId }, headers, 'userByExternalId'), specRecord),
-    registeredUsers: (headers, udid) => map(run<Record<string, unknown>[]>(REGISTERED_USERS, { udid }, headers, 'registeredUsers'), (users) => users.map(specRecord)),
+    registeredUsers: (headers, udid) =>
+      map(run<Record<string, unknown>[]>(REGISTERED_USERS, { udid }, headers, 'registeredUsers'), (users) => users.map(specRecord)),
     registeredUsersCompact: (headers, udid) => run(REGISTERED_USERS_COMPACT, { udid }, headers, 'registeredUsers'),
     uploadAddressBook: (headers, { contacts, udid, force }) => run(UPLOAD_ADDRESS_BOOK, { contacts, udid, force }, headers, 'uploadAddressBook'),
     addressBook: (headers, udid) => run(ADDRESS_BOOK, { udid }, headers, 'addressBook'),
@@ -367,5 +373,4 @@ export function fileService(): TestService {
 }
 
 /** The adapter of a surface over a service (one that has started, or a fileService()). */
-export const surfaceOf = (name: (typeof SURFACES)[number], service: TestService): Surface =>
-  name === 'REST' ? restSurface(service) : graphqlSurface(service);
+export const surfaceOf = (name: (typeof SURFACES)[number], service: TestService): Surface => (name === 'REST' ? restSurface(service) : graphqlSurface(service));

@@ -73,7 +73,9 @@ describe.each(SURFACES)('%s', (name) => {
         id: bare.id,
         login: 'bare',
         external_user_id: 777,
-        ...Object.fromEntries(['full_name', 'email', 'phone', 'website', 'last_request_at', 'facebook_id', 'twitter_id', 'blob_id', 'custom_data'].map((f) => [f, null])),
+        ...Object.fromEntries(
+          ['full_name', 'email', 'phone', 'website', 'last_request_at', 'facebook_id', 'twitter_id', 'blob_id', 'custom_data'].map((f) => [f, null]),
+        ),
         parents_contacts: '',
         user_tags: '',
         age_over16: false,
@@ -90,7 +92,14 @@ describe.each(SURFACES)('%s', (name) => {
       ['an API key with On-Behalf-Of', (t) => t.as.onBehalfOf(t.outsider.id)],
     ])('%s finds the user whose external id is asked for', async (_who, headers) => {
       const t = await seed();
-      expect(await lookup(headers(t), 102)).toMatchObject({ id: t.member.id, external_user_id: 102, login: 'member', full_name: 'member Example', email: 'member@example.com', phone: '+10000000102' });
+      expect(await lookup(headers(t), 102)).toMatchObject({
+        id: t.member.id,
+        external_user_id: 102,
+        login: 'member',
+        full_name: 'member Example',
+        email: 'member@example.com',
+        phone: '+10000000102',
+      });
     });
 
     test('an API key without On-Behalf-Of returns the same record as a user token', async () => {

@@ -84,7 +84,7 @@ if (!serverUrl) {
     }
   });
 
-  it('measures the lookups beside the baseline and the GraphQL peers, with CPU per request and the goals\' ratios', () => {
+  it("measures the lookups beside the baseline and the GraphQL peers, with CPU per request and the goals' ratios", () => {
     const lookups = report.lookups;
     expect(lookups.targets.map((t: { name: string }) => t.name)).toEqual(['rest', 'graphql', 'baseline', 'mercurius', 'apollo_floor']);
     for (const target of lookups.targets) {

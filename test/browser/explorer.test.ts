@@ -18,8 +18,7 @@ const ARTIFACTS = resolve(__dirname, '../../artifacts');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
   console.warn(
-    `SKIPPED test/browser/explorer.test.ts: ${CHROMIUM} not found. ` +
-      'Install Debian\'s Chromium to run the browser tests: apt-get install chromium',
+    `SKIPPED test/browser/explorer.test.ts: ${CHROMIUM} not found. ` + "Install Debian's Chromium to run the browser tests: apt-get install chromium",
   );
 }
 const describeWithBrowser = haveChromium ? describe : describe.skip;
@@ -190,10 +189,7 @@ describeWithBrowser('explorer page in headless Chromium', () => {
           // GraphiQL takes the operation name from the editor 100 ms after its
           // text changes, when it also saves the text: running before that would
           // ask for the previous tab's operation.
-          await page.waitForFunction(
-            (name) => new RegExp(`(query|mutation) ${name}\\b`).test(localStorage.getItem('graphiql:query') ?? ''),
-            tab,
-          );
+          await page.waitForFunction((name) => new RegExp(`(query|mutation) ${name}\\b`).test(localStorage.getItem('graphiql:query') ?? ''), tab);
         }
         await page.locator('.graphiql-execute-button').click();
         await responsePane(page).filter({ hasText: result }).waitFor();
@@ -221,12 +217,7 @@ describeWithBrowser('explorer page in headless Chromium', () => {
 
   test('GET /graphql in a browser is the same page; its docs pane shows the schema', async () => {
     await withPage(service.baseUrl, '/graphql', 'docs', async ({ page, errors }) => {
-      expect(await page.locator('.graphiql-tab').allInnerTexts()).toEqual([
-        'UserByExternalId',
-        'RegisteredUsers',
-        'DeleteMessages',
-        'UploadAddressBook',
-      ]);
+      expect(await page.locator('.graphiql-tab').allInnerTexts()).toEqual(['UserByExternalId', 'RegisteredUsers', 'DeleteMessages', 'UploadAddressBook']);
       await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
       const docs = page.locator('.graphiql-doc-explorer');
       // Introspection ran (through Apollo's CSRF prevention): the root types are listed.

@@ -63,15 +63,51 @@ test('every command of the contract prints one JSON object, and the data works o
   const app = String(created.application.id);
 
   const { user: owner } = await json(
-    'user:create', '--app', app, '--login', 'cli-owner', '--password', 'password123', '--full-name', 'Cli Owner',
-    '--email', 'owner@example.com', '--phone', '+15551110001', '--website', 'https://example.com/owner',
-    '--external-user-id', '555001', '--facebook-id', 'fb1', '--twitter-id', 'tw1', '--user-tags', 'a,b',
+    'user:create',
+    '--app',
+    app,
+    '--login',
+    'cli-owner',
+    '--password',
+    'password123',
+    '--full-name',
+    'Cli Owner',
+    '--email',
+    'owner@example.com',
+    '--phone',
+    '+15551110001',
+    '--website',
+    'https://example.com/owner',
+    '--external-user-id',
+    '555001',
+    '--facebook-id',
+    'fb1',
+    '--twitter-id',
+    'tw1',
+    '--user-tags',
+    'a,b',
   );
-  expect(Object.keys(owner).sort()).toEqual(
-    ['age_over16', 'allow_sales_activities', 'allow_statistics_analysis', 'blob_id', 'created_at', 'custom_data', 'email',
-      'external_user_id', 'facebook_id', 'full_name', 'id', 'last_request_at', 'login', 'parents_contacts', 'phone',
-      'twitter_id', 'updated_at', 'user_tags', 'website'],
-  );
+  expect(Object.keys(owner).sort()).toEqual([
+    'age_over16',
+    'allow_sales_activities',
+    'allow_statistics_analysis',
+    'blob_id',
+    'created_at',
+    'custom_data',
+    'email',
+    'external_user_id',
+    'facebook_id',
+    'full_name',
+    'id',
+    'last_request_at',
+    'login',
+    'parents_contacts',
+    'phone',
+    'twitter_id',
+    'updated_at',
+    'user_tags',
+    'website',
+  ]);
   expect(owner).toMatchObject({ login: 'cli-owner', full_name: 'Cli Owner', external_user_id: 555001, user_tags: 'a,b', phone: '+15551110001' });
   const { user: friend } = await json('user:create', '--app', app, '--login', 'cli-friend', '--password', 'password123', '--phone', '+15551110002');
 
@@ -89,10 +125,14 @@ test('every command of the contract prints one JSON object, and the data works o
   });
 
   expect(await json('contacts:upload', '--user', String(owner.id), '--contact', 'Friend:+15551110002', '--contact', 'Nobody:+15559990000')).toEqual({
-    created: 2, updated: 0, deleted: 0,
+    created: 2,
+    updated: 0,
+    deleted: 0,
   });
   expect(await json('contacts:upload', '--user', String(owner.id), '--force', '--contact', 'Friend:+15551110002')).toEqual({
-    created: 0, updated: 0, deleted: 1,
+    created: 0,
+    updated: 0,
+    deleted: 1,
   });
 
   // The CLI's records are the service's: the same user over REST, the token works.
@@ -161,7 +201,10 @@ test('session:create keeps SESSIONS_PER_USER_MAX and says how many sessions it e
   // On a server the run's database is shared with files that keep expired sessions on purpose: not swept here.
   if (serverUrl) return;
   const swept = await json('sweep');
-  expect(swept).toEqual({ removed: { sessions: expect.any(Number), nonces: expect.any(Number), retained_content: expect.any(Number) }, batches: expect.any(Number) });
+  expect(swept).toEqual({
+    removed: { sessions: expect.any(Number), nonces: expect.any(Number), retained_content: expect.any(Number) },
+    batches: expect.any(Number),
+  });
   expect(swept.batches).toBeGreaterThanOrEqual(3);
 });
 
@@ -174,11 +217,13 @@ test('app:create --region, app:set-region and phones:normalise: national numbers
   expect(london.phone).toBe('+44 20 7946 0958');
   // A national number, read in GB: the London user.
   expect(await json('contacts:upload', '--user', String(owner.id), '--contact', 'London:020 7946 0958')).toEqual({ created: 1, updated: 0, deleted: 0 });
-  const keys = async () => (await json('app:set-region', '--app', app, '--region', 'US'));
+  const keys = async () => await json('app:set-region', '--app', app, '--region', 'US');
   expect(await keys()).toEqual({ applicationId: Number(app), region: 'US', usersUpdated: 0, contactsUpdated: 1 });
   expect(await json('app:set-region', '--app', app, '--none')).toEqual({ applicationId: Number(app), region: null, usersUpdated: 0, contactsUpdated: 1 });
   // Nothing left to rekey.
-  expect(await json('phones:normalise', '--app', app)).toEqual({ applications: [{ applicationId: Number(app), region: null, usersUpdated: 0, contactsUpdated: 0 }] });
+  expect(await json('phones:normalise', '--app', app)).toEqual({
+    applications: [{ applicationId: Number(app), region: null, usersUpdated: 0, contactsUpdated: 0 }],
+  });
   const bad = await admin('app:set-region', '--app', app, '--region', 'XX');
   expect([bad.code, bad.stdout]).toEqual([1, '']);
   expect(bad.stderr).toMatch(/ISO 3166-1 alpha-2/);

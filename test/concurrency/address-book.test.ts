@@ -35,10 +35,21 @@ const SEED = chooseSeed();
 const where = `(seed ${SEED}; replay with CONCURRENCY_SEED=${SEED})`;
 const PASSWORD_HASH = hashPassword('password123');
 
-const REGISTERED = /* GraphQL */ `query Registered($udid: String) { registeredUsers(udid: $udid) { id phone } }`;
+const REGISTERED = /* GraphQL */ `
+  query Registered($udid: String) {
+    registeredUsers(udid: $udid) {
+      id
+      phone
+    }
+  }
+`;
 const UPLOAD = /* GraphQL */ `
   mutation Upload($contacts: [ContactInput!]!, $udid: String, $force: Boolean) {
-    uploadAddressBook(contacts: $contacts, udid: $udid, force: $force) { created updated deleted }
+    uploadAddressBook(contacts: $contacts, udid: $udid, force: $force) {
+      created
+      updated
+      deleted
+    }
   }
 `;
 
@@ -132,7 +143,14 @@ describe('a forced upload racing registered-users reads', () => {
     const first = await upload(t.as.owner, 'rest', books.A, { udid, force: true });
     expect(first).toEqual({ created: books.A.length, updated: 0, deleted: 0 });
 
-    const reads: { round: number; from: 'A' | 'B'; to: 'A' | 'B'; via: ReadVia; timing: Timed<{ ids: number[] } | { error: string }>; upload: { startedAt: number; endedAt: number } }[] = [];
+    const reads: {
+      round: number;
+      from: 'A' | 'B';
+      to: 'A' | 'B';
+      via: ReadVia;
+      timing: Timed<{ ids: number[] } | { error: string }>;
+      upload: { startedAt: number; endedAt: number };
+    }[] = [];
     const uploadMs: number[] = [];
     const problems: string[] = [];
     let current: 'A' | 'B' = 'A';
@@ -182,7 +200,8 @@ describe('a forced upload racing registered-users reads', () => {
       const ids = r.timing.result.ids;
       const old = JSON.stringify(ids) === JSON.stringify(registered[r.from]);
       const fresh = JSON.stringify(ids) === JSON.stringify(registered[r.to]);
-      if (!old && !fresh) problems.push(`${label}: saw ${JSON.stringify(ids)}, neither A's ${JSON.stringify(registered.A)} nor B's ${JSON.stringify(registered.B)}`);
+      if (!old && !fresh)
+        problems.push(`${label}: saw ${JSON.stringify(ids)}, neither A's ${JSON.stringify(registered.A)} nor B's ${JSON.stringify(registered.B)}`);
       // A read sent after the upload answered sees the new book; one answered before the upload was sent, the old one.
       if (r.timing.startedAt > r.upload.endedAt && !fresh) problems.push(`${label}: sent after the upload answered, yet saw the old book`);
       if (r.timing.endedAt < r.upload.startedAt && !old) problems.push(`${label}: answered before the upload was sent, yet saw the new book`);
@@ -261,7 +280,9 @@ test('concurrent plain uploads of overlapping contacts by one user lose none and
     // Each writer sends its own random subset, in its own order, under its own name.
     const lists = Array.from({ length: WRITERS }, (_, w) => rng.sample(universe, 60 + rng.int(160)).map((phone) => ({ name: `writer ${w}`, phone })));
     const answers = await runConcurrently(
-      lists.map((list, w) => () => timed(() => upload(w % 3 === 0 ? t.as.onBehalfOf(t.owner.id) : t.as.owner, w % 2 === 0 ? 'rest' : 'graphql', list, { udid }))),
+      lists.map(
+        (list, w) => () => timed(() => upload(w % 3 === 0 ? t.as.onBehalfOf(t.owner.id) : t.as.owner, w % 2 === 0 ? 'rest' : 'graphql', list, { udid })),
+      ),
       WRITERS,
     );
     const namesByPhone = new Map<string, Set<string>>();
@@ -281,7 +302,9 @@ test('concurrent plain uploads of overlapping contacts by one user lose none and
     // The union, each phone once (bookOf is ordered by phone, so a duplicate shows as a repeated entry).
     if (JSON.stringify(phones) !== JSON.stringify(union)) {
       const missing = union.filter((p) => !phones.includes(p));
-      problems.push(`round ${round}: book has ${phones.length} contacts (${new Set(phones).size} distinct) for a union of ${union.length}; missing ${missing.slice(0, 5).join(',')}`);
+      problems.push(
+        `round ${round}: book has ${phones.length} contacts (${new Set(phones).size} distinct) for a union of ${union.length}; missing ${missing.slice(0, 5).join(',')}`,
+      );
     }
     // Each stored name is one a writer sent for that phone.
     for (const c of stored) if (!namesByPhone.get(c.phone)?.has(c.name)) problems.push(`round ${round}: ${c.phone} named ${c.name}, which no writer sent`);

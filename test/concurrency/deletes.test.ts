@@ -43,7 +43,10 @@ const CONCURRENCY = usingServer() ? 24 : 12;
 
 const DELETE = /* GraphQL */ `
   mutation DeleteMessages($ids: [ID!]!, $force: Boolean) {
-    deleteMessages(ids: $ids, force: $force) { successfullyDeleted notFound }
+    deleteMessages(ids: $ids, force: $force) {
+      successfullyDeleted
+      notFound
+    }
   }
 `;
 
@@ -67,10 +70,7 @@ interface Plan {
 }
 
 /** What one call answered, reduced to what the checks need. */
-type Outcome =
-  | { kind: 'ok'; deleted: string[]; notFound: string[] }
-  | { kind: 'wrongPermissions' }
-  | { kind: 'unexpected'; status: number; body: string };
+type Outcome = { kind: 'ok'; deleted: string[]; notFound: string[] } | { kind: 'wrongPermissions' } | { kind: 'unexpected'; status: number; body: string };
 
 interface Fixture {
   t: Tenant;
@@ -109,8 +109,23 @@ async function seedRound(rng: Random): Promise<Fixture> {
     }
   };
   // Dialog A: owned by the tenant's owner; B: owned by the member. m2 is in both, m3 in A only.
-  await dialog(t.owner.id, [t.member.id, m2.id, m3.id], [[t.owner.id, 160], [t.member.id, 60], [m3.id, 20]]);
-  await dialog(t.member.id, [t.owner.id, m2.id], [[t.member.id, 80], [t.owner.id, 40]]);
+  await dialog(
+    t.owner.id,
+    [t.member.id, m2.id, m3.id],
+    [
+      [t.owner.id, 160],
+      [t.member.id, 60],
+      [m3.id, 20],
+    ],
+  );
+  await dialog(
+    t.member.id,
+    [t.owner.id, m2.id],
+    [
+      [t.member.id, 80],
+      [t.owner.id, 40],
+    ],
+  );
   // The seeded dialog (owner + member, three messages) is part of the application too.
   for (const id of t.messageIds) messages.set(id, { owner: t.owner.id, occupants: new Set([t.owner.id, t.member.id]) });
 
@@ -118,7 +133,13 @@ async function seedRound(rng: Random): Promise<Fixture> {
   const controlCount = Math.floor(all.length * 0.15);
   const foreignIds = [...other.messageIds];
   const otherDialog = await services.messages.createDialog({ applicationId: other.applicationId, ownerId: other.owner.id, occupantIds: [other.member.id] });
-  foreignIds.push(...(await services.messages.createMany({ dialogId: otherDialog.id, senderId: other.owner.id, bodies: Array.from({ length: 20 }, (_, i) => `foreign ${i}`) })));
+  foreignIds.push(
+    ...(await services.messages.createMany({
+      dialogId: otherDialog.id,
+      senderId: other.owner.id,
+      bodies: Array.from({ length: 20 }, (_, i) => `foreign ${i}`),
+    })),
+  );
 
   const actors: Actor[] = [
     { name: 'owner', headers: t.as.owner, userId: t.owner.id },
@@ -151,13 +172,7 @@ function plan(rng: Random, f: Fixture, index: number): Plan {
   // Force a quarter of the time, so that hides (the common case) have messages left to hide.
   const force = rng.chance(0.25);
   const forceAs =
-    surface === 'rest'
-      ? force
-        ? rng.pick(['json1', 'form1', 'query1'])
-        : rng.pick(['absent', 'json0'])
-      : force
-        ? 'true'
-        : rng.pick(['absent', 'false']);
+    surface === 'rest' ? (force ? rng.pick(['json1', 'form1', 'query1']) : rng.pick(['absent', 'json0'])) : force ? 'true' : rng.pick(['absent', 'false']);
   const ids = rng.sample(f.targets, 1 + rng.int(20));
   if (rng.chance(0.3)) ids.push(...rng.sample(f.unknown, 1 + rng.int(3)));
   if (rng.chance(0.12)) ids.push(...rng.sample(f.foreign, 1 + rng.int(2)));
@@ -187,7 +202,13 @@ async function send(p: Plan): Promise<Outcome> {
   const result = res.body?.data?.deleteMessages;
   if (res.status === 200 && result && !res.body.errors) return { kind: 'ok', deleted: result.successfullyDeleted, notFound: result.notFound };
   const errors = res.body?.errors;
-  if (res.status === 200 && errors?.length === 1 && errors[0]?.extensions?.code === 'WRONG_PERMISSIONS' && errors[0].message === 'WrongPermissions' && !res.body.data?.deleteMessages) {
+  if (
+    res.status === 200 &&
+    errors?.length === 1 &&
+    errors[0]?.extensions?.code === 'WRONG_PERMISSIONS' &&
+    errors[0].message === 'WrongPermissions' &&
+    !res.body.data?.deleteMessages
+  ) {
     return { kind: 'wrongPermissions' };
   }
   return { kind: 'unexpected', status: res.status, body: res.text.slice(0, 300) };
@@ -204,7 +225,12 @@ async function rowsDigest(ids: readonly string[]): Promise<{ rows: number; md5: 
        FROM messages m WHERE m.id = ANY($1::text[]) ORDER BY m.id`,
     [ids],
   );
-  return { rows: rows.length, md5: createHash('md5').update(rows.map((r) => r.row).join('\n')).digest('hex') };
+  return {
+    rows: rows.length,
+    md5: createHash('md5')
+      .update(rows.map((r) => r.row).join('\n'))
+      .digest('hex'),
+  };
 }
 
 interface RoundFigures {
@@ -271,7 +297,8 @@ async function round(rng: Random, roundIndex: number): Promise<RoundFigures> {
 
   // 4. Nothing is deleted twice: an id is reported deleted for everyone by at most one call,
   //    and hidden at most once per user.
-  for (const [id, winners] of everyoneWins) if (winners.length > 1) problems.push(`${id} reported deleted for everyone by ${winners.map(describe).join(' and ')}`);
+  for (const [id, winners] of everyoneWins)
+    if (winners.length > 1) problems.push(`${id} reported deleted for everyone by ${winners.map(describe).join(' and ')}`);
   for (const [key, winners] of hideWins) if (winners.length > 1) problems.push(`${key} reported hidden by ${winners.map(describe).join(' and ')}`);
 
   const winnerOf = (id: string) => everyoneWins.get(id)?.[0];
@@ -303,7 +330,8 @@ async function round(rng: Random, roundIndex: number): Promise<RoundFigures> {
       //    for everyone (by another call that could have run first); an API key's only if it named no
       //    live message of another application (they are never deleted here).
       if (forEveryone(p)) {
-        if (p.actor.userId === null && p.ids.some((id) => foreign.has(id))) problems.push(`${describe(i)}: API key succeeded over another application's message`);
+        if (p.actor.userId === null && p.ids.some((id) => foreign.has(id)))
+          problems.push(`${describe(i)}: API key succeeded over another application's message`);
         if (p.actor.userId !== null) {
           for (const id of appIds) {
             if (f.messages.get(id)!.owner === p.actor.userId || deleted.has(id)) continue;
@@ -338,7 +366,10 @@ async function round(rng: Random, roundIndex: number): Promise<RoundFigures> {
     await service.db.pool.query<{ id: string }>(`SELECT id FROM messages WHERE id = ANY($1::text[]) AND deleted_at IS NOT NULL ORDER BY id`, [ids])
   ).rows.map((r) => r.id);
   const dbHides = (
-    await service.db.pool.query<{ key: string }>(`SELECT message_id || ':' || user_id AS key FROM message_hides WHERE message_id = ANY($1::text[]) ORDER BY 1`, [ids])
+    await service.db.pool.query<{ key: string }>(
+      `SELECT message_id || ':' || user_id AS key FROM message_hides WHERE message_id = ANY($1::text[]) ORDER BY 1`,
+      [ids],
+    )
   ).rows.map((r) => r.key);
   const expectedDeleted = [...everyoneWins.keys()].sort();
   const expectedHides = [...hideWins.keys()].sort();
@@ -353,7 +384,10 @@ async function round(rng: Random, roundIndex: number): Promise<RoundFigures> {
     requests: calls.length,
     messages: f.messages.size,
     // e.g. "graphql force ok", "rest hide ok", "rest force wrongPermissions".
-    byOutcome: countBy(calls.map((c, i) => ({ c, p: plans[i]! })), ({ c, p }) => `${p.surface} ${forEveryone(p) ? (p.actor.userId === null ? 'apiKey' : 'force') : 'hide'} ${c.result.kind}`),
+    byOutcome: countBy(
+      calls.map((c, i) => ({ c, p: plans[i]! })),
+      ({ c, p }) => `${p.surface} ${forEveryone(p) ? (p.actor.userId === null ? 'apiKey' : 'force') : 'hide'} ${c.result.kind}`,
+    ),
     deletedForEveryone: expectedDeleted.length,
     hides: expectedHides.length,
     durationsMs: calls.map((c) => c.endedAt - c.startedAt),

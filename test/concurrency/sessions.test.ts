@@ -55,10 +55,19 @@ async function request(base: string, token: string, via: Via): Promise<{ outcome
   let res: HttpResult;
   if (via.startsWith('graphql')) {
     const query = via === 'graphql lookup' ? '{ userByExternalId(externalUserId: 102) { id } }' : '{ registeredUsers { id } }';
-    res = await fetchResult(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    res = await fetchResult(`${base}/graphql`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ query }),
+    });
     const errors = res.body?.errors;
     if (res.status === 200 && res.body?.data && !errors) return { outcome: '200', res };
-    if (res.status === 200 && errors?.length === 1 && errors[0].extensions?.code === 'UNAUTHENTICATED' && errors[0].message === 'Required session does not exist') {
+    if (
+      res.status === 200 &&
+      errors?.length === 1 &&
+      errors[0].extensions?.code === 'UNAUTHENTICATED' &&
+      errors[0].message === 'Required session does not exist'
+    ) {
       return { outcome: '401', res };
     }
     return { outcome: 'unexpected', res };
@@ -115,7 +124,10 @@ describe.each([
         settings: label,
         requests: calls.length,
         concurrency: CONCURRENCY,
-        byVia: countBy(calls.map((_, i) => VIAS[i % VIAS.length]!), (v) => v),
+        byVia: countBy(
+          calls.map((_, i) => VIAS[i % VIAS.length]!),
+          (v) => v,
+        ),
         byOutcome: countBy(calls, (c) => c.result.outcome),
         expiryMinusLatestSentMs: expiresAt - TTL_MS - latestSent,
         lastRequestAtMinusLatestSentMs: stamped - latestSent,
@@ -182,7 +194,9 @@ describe.each([
       await app.close();
       closed = true;
 
-      const unexpected = calls.filter((c) => c.result.outcome === 'unexpected').map((c) => `${c.via}: ${c.result.res.status} ${c.result.res.text.slice(0, 200)}`);
+      const unexpected = calls
+        .filter((c) => c.result.outcome === 'unexpected')
+        .map((c) => `${c.via}: ${c.result.res.status} ${c.result.res.text.slice(0, 200)}`);
       expect(unexpected).toEqual([]);
       // Honoured only within the window: a request sent cacheMs after the session went is refused.
       const lateSuccesses = calls.filter((c) => c.result.outcome === '200' && c.startedAt >= goneAt + cacheMs);

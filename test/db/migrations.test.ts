@@ -85,7 +85,9 @@ test("migrations are recorded in Prisma's _prisma_migrations table with sha256 c
   expect(rows).toEqual(
     migrations.map((m) => ({
       migration_name: m.name,
-      checksum: createHash('sha256').update(readFileSync(path.resolve(__dirname, '../../prisma/migrations', m.name, 'migration.sql'))).digest('hex'),
+      checksum: createHash('sha256')
+        .update(readFileSync(path.resolve(__dirname, '../../prisma/migrations', m.name, 'migration.sql')))
+        .digest('hex'),
       finished_at: expect.any(Date),
       rolled_back_at: null,
       applied_steps_count: 1,
@@ -103,11 +105,10 @@ test('a migration edited after it was applied is refused, and nothing is applied
 
 test('a failing migration is rolled back whole and reported', async () => {
   const pool = await scratchDatabase();
-  const broken = [
-    ...readMigrations(),
-    { name: '29991231000000_broken', sql: 'CREATE TABLE ok_table (id int); SELECT * FROM no_such_table;', checksum: 'x' },
-  ];
+  const broken = [...readMigrations(), { name: '29991231000000_broken', sql: 'CREATE TABLE ok_table (id int); SELECT * FROM no_such_table;', checksum: 'x' }];
   await expect(migrate(pool, broken)).rejects.toThrow(/29991231000000_broken failed/);
-  const { rows } = await pool.query("SELECT to_regclass('ok_table') IS NULL AS absent, (SELECT count(*)::int FROM _prisma_migrations WHERE migration_name = '29991231000000_broken') AS recorded");
+  const { rows } = await pool.query(
+    "SELECT to_regclass('ok_table') IS NULL AS absent, (SELECT count(*)::int FROM _prisma_migrations WHERE migration_name = '29991231000000_broken') AS recorded",
+  );
   expect(rows[0]).toEqual({ absent: true, recorded: 0 });
 });

@@ -42,9 +42,14 @@ beforeAll(async () => {
   bouncerUrl = `postgres://${server.username || 'postgres'}@127.0.0.1:${port}/${database}`;
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const probe = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 1, preparedStatements: 'unnamed', statementTimeoutMs: 0 }).catch(() => undefined);
+    const probe = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 1, preparedStatements: 'unnamed', statementTimeoutMs: 0 }).catch(
+      () => undefined,
+    );
     if (probe) {
-      const ok = await probe.pool.query('SELECT 1').then(() => true, () => false);
+      const ok = await probe.pool.query('SELECT 1').then(
+        () => true,
+        () => false,
+      );
       await probe.close();
       if (ok) break;
     }
@@ -63,7 +68,7 @@ async function concurrently(preparedStatements: 'named' | 'unnamed', statementTi
   const db = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 4, preparedStatements, statementTimeoutMs });
   try {
     const results = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => query(db.pool, ONE, [i])));
-    return results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+    return results.filter((r) => r.status === 'rejected').map((r) => r.reason);
   } finally {
     await db.close();
   }
@@ -72,14 +77,14 @@ async function concurrently(preparedStatements: 'named' | 'unnamed', statementTi
 maybe('named statements collide through a transaction pooler; unnamed ones do not', async () => {
   const failures = await concurrently('named', 0);
   expect(failures.length).toBeGreaterThan(0);
-  expect(String((failures[0] as Error).message)).toMatch(/prepared statement .* (already exists|does not exist)/);
+  expect(String((failures[0] as { message?: unknown }).message)).toMatch(/prepared statement .* (already exists|does not exist)/);
   expect(await concurrently('unnamed', 0)).toEqual([]);
 });
 
 maybe('the statement timeout as a startup parameter is refused; SET LOCAL is accepted and bounds statements', async () => {
   const failures = await concurrently('named', 5_000);
   expect(failures.length).toBe(40);
-  expect(String((failures[0] as Error).message)).toMatch(/statement_timeout/);
+  expect(String((failures[0] as { message?: unknown }).message)).toMatch(/statement_timeout/);
   expect(await concurrently('unnamed', 5_000)).toEqual([]);
 
   const db = await openDatabase({ url: bouncerUrl, migrate: false, poolMax: 2, preparedStatements: 'unnamed', statementTimeoutMs: 300 });

@@ -7,7 +7,7 @@
 // migration) without the SQL following fails here, naming the statement.
 import type { Connection, PoolClient } from 'pg';
 import type { Database } from '../../src/db';
-import type { AnyStatement, Column, PgType } from '../../src/db/sql';
+import type { AnyStatement, Column } from '../../src/db/sql';
 import { STATEMENTS } from '../../src/db/statements';
 import { USER_COLUMNS, USER_FIELDS } from '../../src/db/statements/users';
 import { openTestDatabase } from '../support/service';
@@ -102,9 +102,10 @@ async function problems(statement: AnyStatement): Promise<string[]> {
     return [`statement ${statement.name}: PostgreSQL refuses it: ${(error as Error).message}`];
   }
   const params = described.params.map((oid) => typeNames.get(oid));
-  if (JSON.stringify(params) !== JSON.stringify(statement.params)) say(`parameters are ${JSON.stringify(params)}, declared ${JSON.stringify(statement.params)}`);
+  if (JSON.stringify(params) !== JSON.stringify(statement.params))
+    say(`parameters are ${JSON.stringify(params)}, declared ${JSON.stringify(statement.params)}`);
 
-  const declared = Object.entries(statement.columns) as [string, Column][];
+  const declared = Object.entries<Column>(statement.columns);
   const names = described.fields.map((f) => f.name);
   if (JSON.stringify(names) !== JSON.stringify(declared.map(([name]) => name))) {
     say(`returns columns ${JSON.stringify(names)}, declared ${JSON.stringify(declared.map(([name]) => name))}`);
@@ -114,7 +115,7 @@ async function problems(statement: AnyStatement): Promise<string[]> {
     const [name, column] = declared[index]!;
     const type = typeNames.get(described.dataTypeID)!;
     if ('type' in column) {
-      if (type !== (column.type as PgType)) say(`column ${name} is ${type}, declared ${column.type}`);
+      if (type !== column.type) say(`column ${name} is ${type}, declared ${column.type}`);
       return;
     }
     const model = models()[column.model];
@@ -142,13 +143,18 @@ test('the registry holds every statement of the services, each under its own nam
   expect(names.length).toBeGreaterThanOrEqual(20);
 });
 
-test.each(STATEMENTS.map((s) => [s.name, s] as const))('%s: its parameters and result columns are those declared, and its model columns the Prisma model’s', async (_name, statement) => {
-  expect(await problems(statement)).toEqual([]);
-});
+test.each(STATEMENTS.map((s) => [s.name, s] as const))(
+  '%s: its parameters and result columns are those declared, and its model columns the Prisma model’s',
+  async (_name, statement) => {
+    expect(await problems(statement)).toEqual([]);
+  },
+);
 
 test('the user select list covers every scalar field of the User model but the password hash and the phone key, in its declared order', () => {
   // phoneKey is the matches' internal key (src/services/phones.ts): no answer returns it.
-  const scalar = models().User!.fields.filter((f) => f.kind === 'scalar' && f.name !== 'passwordHash' && f.name !== 'phoneKey').map((f) => f.name);
+  const scalar = models()
+    .User!.fields.filter((f) => f.kind === 'scalar' && f.name !== 'passwordHash' && f.name !== 'phoneKey')
+    .map((f) => f.name);
   expect([...USER_FIELDS].sort()).toEqual([...scalar].sort());
   const aliases = [...USER_COLUMNS.matchAll(/(?:AS "(\w+)"|u\.(\w+))(?=,|$)/g)].map((m) => m[1] ?? m[2]);
   expect(aliases).toEqual([...USER_FIELDS]);
@@ -160,7 +166,9 @@ describe('the check itself', () => {
     await client.query('BEGIN');
     try {
       await client.query('ALTER TABLE users RENAME COLUMN full_name TO display_name');
-      expect(await problems(statement)).toEqual([expect.stringMatching(/^statement users\.by_external_id: PostgreSQL refuses it: column u\.full_name does not exist/)]);
+      expect(await problems(statement)).toEqual([
+        expect.stringMatching(/^statement users\.by_external_id: PostgreSQL refuses it: column u\.full_name does not exist/),
+      ]);
     } finally {
       await client.query('ROLLBACK');
     }
@@ -169,10 +177,14 @@ describe('the check itself', () => {
   test('a column mapped to another field, or of another type than the field, is named with its statement', async () => {
     const base = STATEMENTS.find((s) => s.name === 'sessions.password_by_login')!;
     const swapped = { ...base, text: base.text.replace('SELECT id, password_hash AS "passwordHash"', 'SELECT id, login AS "passwordHash"') };
-    expect(await problems(swapped)).toEqual(['statement sessions.password_by_login: column passwordHash comes from users.login, but User.passwordHash is users.password_hash']);
+    expect(await problems(swapped)).toEqual([
+      'statement sessions.password_by_login: column passwordHash comes from users.login, but User.passwordHash is users.password_hash',
+    ]);
     const typed = { ...base, text: base.text.replace('SELECT id,', 'SELECT id::text AS id,') };
     expect(await problems(typed)).toEqual(['statement sessions.password_by_login: column id is text, but User.id is a Prisma Int']);
     const params = { ...base, params: ['int4', 'int4'] as const };
-    expect(await problems(params as unknown as AnyStatement)).toEqual(['statement sessions.password_by_login: parameters are ["int4","text"], declared ["int4","int4"]']);
+    expect(await problems(params as unknown as AnyStatement)).toEqual([
+      'statement sessions.password_by_login: parameters are ["int4","text"], declared ["int4","int4"]',
+    ]);
   });
 });

@@ -155,14 +155,19 @@ type OutageCode = keyof typeof MESSAGE_OF;
  * code, or null when the answer is not that.
  */
 function outageCode(style: Style, status: number, body: any): OutageCode | null {
-  const codeOfMessage = (message: unknown) =>
-    (Object.keys(MESSAGE_OF) as OutageCode[]).find((code) => MESSAGE_OF[code] === message) ?? null;
+  const codeOfMessage = (message: unknown) => (Object.keys(MESSAGE_OF) as OutageCode[]).find((code) => MESSAGE_OF[code] === message) ?? null;
   if (style === 'list') {
     if (status !== 503 || Object.keys(body ?? {}).join() !== 'errors' || body.errors.length !== 1) return null;
     return codeOfMessage(body.errors[0]);
   }
   if (style === 'object') {
-    if (status !== 503 || Object.keys(body ?? {}).sort().join() !== 'code,message') return null;
+    if (
+      status !== 503 ||
+      Object.keys(body ?? {})
+        .sort()
+        .join() !== 'code,message'
+    )
+      return null;
     return codeOfMessage(body.message) === body.code ? (body.code as OutageCode) : null;
   }
   const errors = body?.errors;
@@ -190,7 +195,7 @@ interface Outcome {
 async function send(kind: Kind): Promise<Outcome> {
   const startedAt = Date.now();
   let status = 0;
-  let text = '';
+  let text: string;
   try {
     const response = await kind.send();
     status = response.status;
@@ -350,12 +355,14 @@ describe('the database goes down under load and comes back', () => {
     const maxFailLatencyMs = Math.max(...failLatencies(outcomes));
     expect(maxFailLatencyMs).toBeLessThan(FAIL_BOUND_MS);
     // Back: each kind answers normally again, and keeps doing so.
-    const firstNormal = Object.fromEntries(
-      KINDS.map((kind) => [kind.name, recovering.find((o) => o.kind === kind.name && o.result === 'normal')?.endedAt]),
-    );
+    const firstNormal = Object.fromEntries(KINDS.map((kind) => [kind.name, recovering.find((o) => o.kind === kind.name && o.result === 'normal')?.endedAt]));
     for (const [kind, at] of Object.entries(firstNormal)) expect({ kind, recovered: at !== undefined }).toEqual({ kind, recovered: true });
     const recoveredAt = Math.max(...(Object.values(firstNormal) as number[]));
-    expect(between(outcomes, recoveredAt, Infinity).filter((o) => o.result !== 'normal').map(describeOutcome)).toEqual([]);
+    expect(
+      between(outcomes, recoveredAt, Infinity)
+        .filter((o) => o.result !== 'normal')
+        .map(describeOutcome),
+    ).toEqual([]);
     expect(recoveredAt - readyAt).toBeLessThan(5_000);
 
     // Nothing stored was lost: the acknowledged hide holds, the rest is intact.

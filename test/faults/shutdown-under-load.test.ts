@@ -116,8 +116,8 @@ async function startService(): Promise<Service> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  child.stdout!.on('data', (chunk) => output.push(String(chunk)));
-  child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+  child.stdout.on('data', (chunk) => output.push(String(chunk)));
+  child.stderr.on('data', (chunk) => output.push(String(chunk)));
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
   const base = `http://127.0.0.1:${port}`;
   for (let waited = 0; waited < 60_000; waited += 100) {
@@ -219,8 +219,7 @@ const KINDS: Kind[] = [
   },
   {
     name: 'GraphQL deleteMessages, 1000 ids',
-    send: (port) =>
-      gql(port, 'mutation($ids: [ID!]!) { deleteMessages(ids: $ids) { successfullyDeleted notFound } }', { ids: manyIds }, t.as.member),
+    send: (port) => gql(port, 'mutation($ids: [ID!]!) { deleteMessages(ids: $ids) { successfullyDeleted notFound } }', { ids: manyIds }, t.as.member),
     normal: (status, body) => status === 200 && !body?.errors && answersEveryId(body?.data?.deleteMessages),
   },
   {
@@ -358,7 +357,10 @@ beforeAll(async () => {
     }
     return counts;
   };
-  const latencies = run.before.filter((o) => o.endedAt < signalAt).map((o) => o.endedAt - o.sentAt).sort((a, b) => a - b);
+  const latencies = run.before
+    .filter((o) => o.endedAt < signalAt)
+    .map((o) => o.endedAt - o.sentAt)
+    .sort((a, b) => a - b);
   recordFigures('faults-shutdown', {
     database: instance ? instance.description : "the run's PostgreSQL database",
     concurrency: CONCURRENCY,
@@ -417,7 +419,12 @@ test('after SIGTERM, new connections are refused or answered 503 in the document
       return false;
     }
     if (o.kind.startsWith('GraphQL')) return typeof body?.errors?.[0]?.extensions?.code === 'string';
-    if (o.kind === 'REST lookup') return Object.keys(body ?? {}).sort().join() === 'code,message';
+    if (o.kind === 'REST lookup')
+      return (
+        Object.keys(body ?? {})
+          .sort()
+          .join() === 'code,message'
+      );
     return Array.isArray(body?.errors) && typeof body.errors[0] === 'string';
   };
   expect(run.after.filter((o) => o.status === 503 && !documented(o)).map(describeOutcome)).toEqual([]);

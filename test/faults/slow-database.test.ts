@@ -103,8 +103,7 @@ const KINDS: Kind[] = [
     send: ({ base, t }) => fetch(`${base}/chat/Message/${t.messageIds.join(',')},${UNKNOWN}.json`, { method: 'DELETE', headers: t.as.owner }),
     // The owner hides the tenant's messages from their history: only once the database is free again (see warmUp).
     normal: ({ t }, status, body) =>
-      status === 200 &&
-      JSON.stringify(body) === JSON.stringify({ SuccessfullyDeleted: { ids: t.messageIds }, NotFound: { ids: [UNKNOWN] } }),
+      status === 200 && JSON.stringify(body) === JSON.stringify({ SuccessfullyDeleted: { ids: t.messageIds }, NotFound: { ids: [UNKNOWN] } }),
   },
   {
     name: 'REST registered users',
@@ -169,7 +168,7 @@ interface Outcome {
 async function send(target: Target, kind: Kind): Promise<Outcome> {
   const startedAt = Date.now();
   let status = 0;
-  let text = '';
+  let text: string;
   try {
     const response = await kind.send(target);
     status = response.status;
@@ -341,7 +340,7 @@ async function episode(
   const recoveryMs = Date.now() - releasedAt;
   const ownerHistoryAfter = await historyIds(target.app.services, target.t.dialogId, target.t.owner.id);
   let flushError: string | null = null;
-  await target.app.services.auth.flush().catch((error: Error) => (flushError = error.message));
+  await target.app.services.auth.flush().catch((error: unknown) => (flushError = (error as Error).message));
 
   const outcomes = rounds.flat();
   Object.assign(section, {

@@ -109,17 +109,20 @@ async function ownerPhones(): Promise<string[]> {
 
 const unknownOutcome = { errors: [MESSAGES.writeOutcomeUnknown] };
 
-maybe('an upload whose commit waits for a synchronous standby that never confirms answers 503 WRITE_OUTCOME_UNKNOWN at the client-side bound, though the row is committed here', async () => {
-  await synchronousStandby('ghost_standby');
-  try {
-    const upload = await rest('POST', '/address_book.json', t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
-    expect({ status: upload.status, body: upload.body }).toEqual({ status: 503, body: unknownOutcome });
-  } finally {
-    await synchronousStandby(null);
-  }
-  // "May or may not": here it was applied (committed locally, never confirmed by a standby).
-  expect(await ownerPhones()).toEqual([MEMBER_PHONE]);
-});
+maybe(
+  'an upload whose commit waits for a synchronous standby that never confirms answers 503 WRITE_OUTCOME_UNKNOWN at the client-side bound, though the row is committed here',
+  async () => {
+    await synchronousStandby('ghost_standby');
+    try {
+      const upload = await rest('POST', '/address_book.json', t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
+      expect({ status: upload.status, body: upload.body }).toEqual({ status: 503, body: unknownOutcome });
+    } finally {
+      await synchronousStandby(null);
+    }
+    // "May or may not": here it was applied (committed locally, never confirmed by a standby).
+    expect(await ownerPhones()).toEqual([MEMBER_PHONE]);
+  },
+);
 
 maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and on GraphQL', async () => {
   // Two tenants: a backend waiting for the standby still holds its
@@ -143,18 +146,21 @@ maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and o
   }
 });
 
-maybe('reads while the synchronous standby is missing answer normally: a credential check sliding its session is not a write the client asked for', async () => {
-  const { token } = await app.services.applications.createSession(t.applicationId, t.outsider.id);
-  await synchronousStandby('ghost_standby');
-  try {
-    // Not cached: the check slides the session, a write that would wait for the standby.
-    const lookup = await rest('GET', `/users/external/${t.owner.externalUserId}.json`, { 'SVC-Token': token });
-    expect({ status: lookup.status, text: lookup.text.slice(0, 200) }).toEqual({ status: 200, text: lookup.status === 200 ? lookup.text.slice(0, 200) : "" });
-    expect(lookup.body.user.id).toBe(t.owner.id);
-  } finally {
-    await synchronousStandby(null);
-  }
-});
+maybe(
+  'reads while the synchronous standby is missing answer normally: a credential check sliding its session is not a write the client asked for',
+  async () => {
+    const { token } = await app.services.applications.createSession(t.applicationId, t.outsider.id);
+    await synchronousStandby('ghost_standby');
+    try {
+      // Not cached: the check slides the session, a write that would wait for the standby.
+      const lookup = await rest('GET', `/users/external/${t.owner.externalUserId}.json`, { 'SVC-Token': token });
+      expect({ status: lookup.status, text: lookup.text.slice(0, 200) }).toEqual({ status: 200, text: lookup.status === 200 ? lookup.text.slice(0, 200) : '' });
+      expect(lookup.body.user.id).toBe(t.owner.id);
+    } finally {
+      await synchronousStandby(null);
+    }
+  },
+);
 
 /** A service whose statement timeout outlasts the wait, so that the wait ends as the test ends it. */
 async function patientService(): Promise<{ upload(phone: string): Promise<HttpResult>; close(): Promise<void> }> {
@@ -220,49 +226,57 @@ function serverPids(backendPid: number): number[] {
   return [postmaster, ...children];
 }
 
-maybe('a database that stops answering altogether (its processes frozen, as a host cut off) fails each request at the client-side bound with a 503, then serves again', async () => {
-  const requests = [
-    { name: 'lookup', send: () => rest('GET', `/users/external/${t.member.externalUserId}.json`, t.as.owner), codes: ['DATABASE_TIMEOUT'] as unknown[] },
-    { name: 'registered users', send: () => rest('GET', '/address_book/registered_users.json', t.as.owner), codes: [MESSAGES.databaseTimeout] },
-    {
-      name: 'delete',
-      send: () => rest('DELETE', `/chat/Message/${t.messageIds[2]}.json`, t.as.owner),
-      // On a connection already open the delete was sent: its outcome is unknown. On a new one it never left.
-      codes: [MESSAGES.writeOutcomeUnknown, MESSAGES.databaseTimeout],
-    },
-  ];
-  // Every pooled connection open and idle, as under steady traffic.
-  await Promise.all(requests.flatMap((r) => [r.send(), r.send()]));
-  const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  const pids = serverPids(rows[0]!.pid);
-  for (const pid of pids) process.kill(pid, 'SIGSTOP');
-  let answers: { name: string; ms: number; status: number; code: unknown }[];
-  try {
-    answers = await Promise.all(
-      [...requests, ...requests].map(async (r) => {
-        const started = Date.now();
-        const answer = await r.send().catch((error: Error) => ({ status: 0, body: String(error) }) as HttpResult);
-        return { name: r.name, ms: Date.now() - started, status: answer.status, code: answer.body?.code ?? answer.body?.errors?.[0] ?? answer.text.slice(0, 100) };
-      }),
-    );
-  } finally {
-    for (const pid of pids) process.kill(pid, 'SIGCONT');
-  }
-  for (const [i, answer] of answers.entries()) {
-    const expected = requests[i % requests.length]!;
-    expect({ ...answer, ms: answer.ms < ANSWER_BOUND_MS, code: expected.codes.includes(answer.code) ? 'documented' : answer.code }).toEqual({
-      name: expected.name,
-      ms: true,
-      status: 503,
-      code: 'documented',
-    });
-  }
-  // The pools recover by themselves: the same requests answer normally.
-  let lookup: HttpResult | undefined;
-  for (let i = 0; i < 50 && lookup?.status !== 200; i++) {
-    lookup = await requests[0]!.send();
-    if (lookup.status !== 200) await sleep(100);
-  }
-  expect(lookup!.status).toBe(200);
-  expect((await requests[1]!.send()).status).toBe(200);
-});
+maybe(
+  'a database that stops answering altogether (its processes frozen, as a host cut off) fails each request at the client-side bound with a 503, then serves again',
+  async () => {
+    const requests = [
+      { name: 'lookup', send: () => rest('GET', `/users/external/${t.member.externalUserId}.json`, t.as.owner), codes: ['DATABASE_TIMEOUT'] as unknown[] },
+      { name: 'registered users', send: () => rest('GET', '/address_book/registered_users.json', t.as.owner), codes: [MESSAGES.databaseTimeout] },
+      {
+        name: 'delete',
+        send: () => rest('DELETE', `/chat/Message/${t.messageIds[2]}.json`, t.as.owner),
+        // On a connection already open the delete was sent: its outcome is unknown. On a new one it never left.
+        codes: [MESSAGES.writeOutcomeUnknown, MESSAGES.databaseTimeout],
+      },
+    ];
+    // Every pooled connection open and idle, as under steady traffic.
+    await Promise.all(requests.flatMap((r) => [r.send(), r.send()]));
+    const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const pids = serverPids(rows[0]!.pid);
+    for (const pid of pids) process.kill(pid, 'SIGSTOP');
+    let answers: { name: string; ms: number; status: number; code: unknown }[];
+    try {
+      answers = await Promise.all(
+        [...requests, ...requests].map(async (r) => {
+          const started = Date.now();
+          const answer = await r.send().catch((error: unknown) => ({ status: 0, body: String(error) }) as HttpResult);
+          return {
+            name: r.name,
+            ms: Date.now() - started,
+            status: answer.status,
+            code: answer.body?.code ?? answer.body?.errors?.[0] ?? answer.text.slice(0, 100),
+          };
+        }),
+      );
+    } finally {
+      for (const pid of pids) process.kill(pid, 'SIGCONT');
+    }
+    for (const [i, answer] of answers.entries()) {
+      const expected = requests[i % requests.length]!;
+      expect({ ...answer, ms: answer.ms < ANSWER_BOUND_MS, code: expected.codes.includes(answer.code) ? 'documented' : answer.code }).toEqual({
+        name: expected.name,
+        ms: true,
+        status: 503,
+        code: 'documented',
+      });
+    }
+    // The pools recover by themselves: the same requests answer normally.
+    let lookup: HttpResult | undefined;
+    for (let i = 0; i < 50 && lookup?.status !== 200; i++) {
+      lookup = await requests[0]!.send();
+      if (lookup.status !== 200) await sleep(100);
+    }
+    expect(lookup!.status).toBe(200);
+    expect((await requests[1]!.send()).status).toBe(200);
+  },
+);

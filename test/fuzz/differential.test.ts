@@ -29,7 +29,7 @@ import { unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fetchResult, type HttpResult } from '../support/service';
 import { signedSessionRequest } from '../support/sessions';
-import { startTwins, type Twins, type World } from '../support/twins';
+import { startTwins, type Twins } from '../support/twins';
 
 const SENDS = 3;
 
@@ -53,7 +53,13 @@ beforeAll(async () => {
       const res = await fetchResult(`${world.baseUrl}/address_book.json`, {
         method: 'POST',
         headers: owner,
-        body: JSON.stringify({ contacts: [{ name: 'Member', phone: '+10000000102' }, { name: 'Outsider', phone: '+10000000103' }], udid }),
+        body: JSON.stringify({
+          contacts: [
+            { name: 'Member', phone: '+10000000102' },
+            { name: 'Outsider', phone: '+10000000103' },
+          ],
+          udid,
+        }),
       });
       expect(res.status).toBe(200);
     }
@@ -71,7 +77,9 @@ const literal = (value: unknown): string =>
   Array.isArray(value)
     ? `[${value.map(literal).join(', ')}]`
     : value !== null && typeof value === 'object'
-      ? `{${Object.entries(value).map(([k, v]) => `${k}: ${literal(v)}`).join(', ')}}`
+      ? `{${Object.entries(value)
+          .map(([k, v]) => `${k}: ${literal(v)}`)
+          .join(', ')}}`
       : JSON.stringify(value);
 
 const UNKNOWN_ID = 'ffffffffffffffffffffffff';
@@ -110,7 +118,10 @@ function domains() {
     contacts: {
       type: '[ContactInput!]!',
       // Now and then thousands: a few aliased uploads of them go over the document's cost limits (src/graphql/cost.ts).
-      good: fc.oneof({ weight: 12, arbitrary: fc.array(contact, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.constantFrom(3_500, 5_000).map((n) => manyContacts(n)) }),
+      good: fc.oneof(
+        { weight: 12, arbitrary: fc.array(contact, { maxLength: 3 }) },
+        { weight: 1, arbitrary: fc.constantFrom(3_500, 5_000).map((n) => manyContacts(n)) },
+      ),
       bad: fc.constantFrom(null, [{ nam: 'x' }], [null], 'x'),
     },
     login: { type: 'String', good: fc.constantFrom('owner', 'member', 'nobody', null, 'x'.repeat(256)), bad: fc.constantFrom(1) },
@@ -120,10 +131,22 @@ function domains() {
       type: 'SessionRequestInput!',
       // Signed now, its nonce unique: the second send of the same value is a replay (NONCE_REUSED) on both sides.
       good: fc
-        .tuple(fc.constantFrom(undefined, { login: 'member', password: 'password123' }, { login: 'member', password: 'wrong-one' }, { email: 'owner@example.com', password: 'password123' }), fc.boolean(), fc.nat())
+        .tuple(
+          fc.constantFrom(
+            undefined,
+            { login: 'member', password: 'password123' },
+            { login: 'member', password: 'wrong-one' },
+            { email: 'owner@example.com', password: 'password123' },
+          ),
+          fc.boolean(),
+          fc.nat(),
+        )
         .map(([user, rightSecret, n]) => {
-          const signed = signedSessionRequest(t, user, { nonce: `n${Date.now().toString(36)}${n.toString(36)}${nonces++}`, ...(rightSecret ? {} : { secret: 'not-the-secret' }) });
-          return signed as unknown;
+          const signed = signedSessionRequest(t, user, {
+            nonce: `n${Date.now().toString(36)}${n.toString(36)}${nonces++}`,
+            ...(rightSecret ? {} : { secret: 'not-the-secret' }),
+          });
+          return signed;
         }),
       bad: fc.constantFrom(null, { applicationId: 1 }),
     },
@@ -171,13 +194,20 @@ function caseArbitrary(): fc.Arbitrary<Case> {
       {
         weight: 3,
         arbitrary: fc
-          .array(fc.oneof({ weight: 10, arbitrary: d[domain].good as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: d[domain].bad as fc.Arbitrary<unknown> }), { minLength: SENDS, maxLength: SENDS })
+          .array(
+            fc.oneof({ weight: 10, arbitrary: d[domain].good as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: d[domain].bad as fc.Arbitrary<unknown> }),
+            { minLength: SENDS, maxLength: SENDS },
+          )
           .map((values): Arg => ({ name, domain, values })),
       },
     );
   const optionalArg = (name: string, domain: DomainName) => fc.option(arg(name, domain), { nil: undefined, freq: 3 });
   const pick = (fields: string[]) => fc.subarray(fields, { minLength: 1 }).map((fs) => fs.join(' '));
-  const user = fc.oneof(pick(USER_FIELDS).map((s) => `{ ${s} }`), fc.constant('{ ...UserBits }'), pick(USER_FIELDS).map((s) => `{ ... on User { ${s} } }`));
+  const user = fc.oneof(
+    pick(USER_FIELDS).map((s) => `{ ${s} }`),
+    fc.constant('{ ...UserBits }'),
+    pick(USER_FIELDS).map((s) => `{ ... on User { ${s} } }`),
+  );
   const args = (...parts: fc.Arbitrary<Arg | undefined>[]) => fc.tuple(...parts).map((as) => as.filter((a): a is Arg => a !== undefined));
 
   const queryFields: fc.Arbitrary<Omit<RootField, 'place' | 'alias' | 'include'>>[] = [
@@ -224,11 +254,35 @@ function caseArbitrary(): fc.Arbitrary<Case> {
       .map(([f, aliased, place, include]): RootField => ({ ...f, ...(aliased ? { alias: `f${index}` } : {}), place, ...(include ? { include } : {}) }));
   const fieldsOf = (choices: typeof queryFields) =>
     fc.integer({ min: 1, max: 4 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => rootField(choices, i))));
-  const credential = fc.constantFrom<Credential>('owner', 'owner', 'owner', 'member', 'outsider', 'app', 'apiKey', 'onBehalfOfOwner', 'onBehalfOfMember', 'none', 'otherOwner');
-  return fc.oneof(
-    fc.record({ kind: fc.constant('query' as const), fields: fieldsOf(queryFields), operationName: fc.constantFrom(undefined, 'Q'), credentials: credential }),
-    fc.record({ kind: fc.constant('mutation' as const), fields: fieldsOf(mutationFields), operationName: fc.constantFrom(undefined, 'M'), credentials: credential }),
-  ).map((c) => (c.operationName === undefined ? (({ operationName: _, ...rest }) => rest)(c) : c) as Case);
+  const credential = fc.constantFrom<Credential>(
+    'owner',
+    'owner',
+    'owner',
+    'member',
+    'outsider',
+    'app',
+    'apiKey',
+    'onBehalfOfOwner',
+    'onBehalfOfMember',
+    'none',
+    'otherOwner',
+  );
+  return fc
+    .oneof(
+      fc.record({
+        kind: fc.constant('query' as const),
+        fields: fieldsOf(queryFields),
+        operationName: fc.constantFrom(undefined, 'Q'),
+        credentials: credential,
+      }),
+      fc.record({
+        kind: fc.constant('mutation' as const),
+        fields: fieldsOf(mutationFields),
+        operationName: fc.constantFrom(undefined, 'M'),
+        credentials: credential,
+      }),
+    )
+    .map((c) => (c.operationName === undefined ? (({ operationName: _, ...rest }) => rest)(c) : c) as Case);
 }
 
 /** The document of a case, and its variables for each send. */
@@ -264,8 +318,18 @@ function render(c: Case): { query: string; variables: Record<string, unknown>[] 
   return { query: [`${head} {\n  ${body}\n}`, ...fragments].join('\n'), variables };
 }
 const domains_types: Record<DomainName, string> = {
-  udid: 'String', externalUserId: 'Int!', first: 'Int!', after: 'String', ids: '[ID!]!', force: 'Boolean', contacts: '[ContactInput!]!',
-  login: 'String', email: 'String', password: 'String', input: 'SessionRequestInput!', include: 'Boolean!',
+  udid: 'String',
+  externalUserId: 'Int!',
+  first: 'Int!',
+  after: 'String',
+  ids: '[ID!]!',
+  force: 'Boolean',
+  contacts: '[ContactInput!]!',
+  login: 'String',
+  email: 'String',
+  password: 'String',
+  input: 'SessionRequestInput!',
+  include: 'Boolean!',
 };
 
 // ---------------------------------------------------------------------------
@@ -282,11 +346,21 @@ function restArbitrary(): fc.Arbitrary<RestCall[]> {
   const d = domains();
   const credential = fc.constantFrom<Credential>('owner', 'member', 'app', 'apiKey', 'onBehalfOfMember', 'none');
   const one: fc.Arbitrary<Omit<RestCall, 'credentials'>> = fc.oneof(
-    fc.tuple(d.ids.good, fc.constantFrom('', '?force=1', '?force=0')).map(([ids, force]) => ({ method: 'DELETE', path: `/chat/Message/${ids.length ? ids.join(',') : UNKNOWN_ID}.json${force}` })),
-    fc.tuple(d.contacts.good, d.udid.good, d.force.good).map(([contacts, udid, force]) => ({ method: 'POST', path: '/address_book.json', body: { contacts, ...(udid === null ? {} : { udid }), ...(force === null ? {} : { force: force ? 1 : 0 }) } })),
-    fc.tuple(fc.constantFrom('', 'd1', 'u'.repeat(65)), fc.constantFrom(0, 1)).map(([udid, compact]) => ({ method: 'GET', path: `/address_book/registered_users.json?udid=${udid}&compact=${compact}` })),
+    fc
+      .tuple(d.ids.good, fc.constantFrom('', '?force=1', '?force=0'))
+      .map(([ids, force]) => ({ method: 'DELETE', path: `/chat/Message/${ids.length ? ids.join(',') : UNKNOWN_ID}.json${force}` })),
+    fc.tuple(d.contacts.good, d.udid.good, d.force.good).map(([contacts, udid, force]) => ({
+      method: 'POST',
+      path: '/address_book.json',
+      body: { contacts, ...(udid === null ? {} : { udid }), ...(force === null ? {} : { force: force ? 1 : 0 }) },
+    })),
+    fc
+      .tuple(fc.constantFrom('', 'd1', 'u'.repeat(65)), fc.constantFrom(0, 1))
+      .map(([udid, compact]) => ({ method: 'GET', path: `/address_book/registered_users.json?udid=${udid}&compact=${compact}` })),
     fc.constantFrom(101, 102, 4242, 0).map((id) => ({ method: 'GET', path: `/users/external/${id}.json` })),
-    fc.tuple(fc.constantFrom('owner', 'member', 'nobody'), fc.constantFrom('password123', 'wrong-one')).map(([login, password]) => ({ method: 'POST', path: '/login.json', body: { login, password } })),
+    fc
+      .tuple(fc.constantFrom('owner', 'member', 'nobody'), fc.constantFrom('password123', 'wrong-one'))
+      .map(([login, password]) => ({ method: 'POST', path: '/login.json', body: { login, password } })),
     fc.constant({ method: 'DELETE', path: '/login.json' }),
     fc.constant({ method: 'GET', path: '/address_book.json?udid=d1' }),
   );
@@ -315,7 +389,13 @@ async function credentialHeaders(credential: Credential): Promise<{ headers: Rec
   const session = sessionOf[credential];
   if (!session) {
     const headers: Record<string, string> =
-      credential === 'apiKey' ? t.as.apiKey : credential === 'onBehalfOfOwner' ? t.as.onBehalfOf(t.owner.id) : credential === 'onBehalfOfMember' ? t.as.onBehalfOf(t.member.id) : {};
+      credential === 'apiKey'
+        ? t.as.apiKey
+        : credential === 'onBehalfOfOwner'
+          ? t.as.onBehalfOf(t.owner.id)
+          : credential === 'onBehalfOfMember'
+            ? t.as.onBehalfOf(t.member.id)
+            : {};
     return { headers, cleanUp: async () => {} };
   }
   const token = `differential-${caseNo}-${credential}`;
@@ -419,7 +499,8 @@ async function runCase(c: Case): Promise<void> {
       figures.compiledAnswers += twins.subject.app.graphqlExecution.compiled - before;
       const where = `send ${send + 1} of (${c.credentials}) ${excerpt(query, 3000)} with ${excerpt(variables[send], 300)}`;
       tally(a, where);
-      const shape = c.kind === 'query' ? { nullableKeys: new Set(c.fields.filter((f) => NULLABLE_QUERY_FIELDS.has(f.field)).map((f) => f.alias ?? f.field)) } : undefined;
+      const shape =
+        c.kind === 'query' ? { nullableKeys: new Set(c.fields.filter((f) => NULLABLE_QUERY_FIELDS.has(f.field)).map((f) => f.alias ?? f.field)) } : undefined;
       expect([where, comparable(a, shape)]).toEqual([where, comparable(b, shape)]);
       await compareDigests(where);
     }
@@ -455,21 +536,33 @@ async function runRest(calls: RestCall[]): Promise<void> {
 // requests depending on the machine's load; RELIABILITY_LONG=1 runs three times as many.
 const RUNS = 30;
 
-test('every generated document and REST call gets the same answer and leaves the same data, compiled or on graphql-js, on every send', async () => {
-  const parameters = fuzzParameters(RUNS);
-  const started = Date.now();
-  await fc.assert(
-    fc.asyncProperty(fc.oneof({ weight: 4, arbitrary: caseArbitrary().map((c) => ({ c })) }, { weight: 1, arbitrary: restArbitrary().map((r) => ({ r })) }), async (x) => {
-      if ('c' in x) await runCase(x.c);
-      else await runRest(x.r);
-    }),
-    // Shrinking replays requests against a state that has moved on: a counterexample is reported as found.
-    { ...parameters, endOnFailure: true },
-  );
-  recordFigures('fuzz-differential', { ...figures, numRuns: parameters.numRuns, seed: parameters.seed, wallSeconds: Math.round((Date.now() - started) / 100) / 10 });
-  // The property reached what it is about: compiled answers, and failing fields beside succeeding ones.
-  expect(figures.compiledAnswers).toBeGreaterThan(0);
-  expect(figures.answers.dataNull! + figures.answers.partial!).toBeGreaterThan(0);
-  // README reserves INTERNAL_SERVER_ERROR for bugs: alike on both sides is still one.
-  expect(figures.internalErrors).toEqual([]);
-}, LONG ? 3_600_000 : 600_000);
+test(
+  'every generated document and REST call gets the same answer and leaves the same data, compiled or on graphql-js, on every send',
+  async () => {
+    const parameters = fuzzParameters(RUNS);
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof({ weight: 4, arbitrary: caseArbitrary().map((c) => ({ c })) }, { weight: 1, arbitrary: restArbitrary().map((r) => ({ r })) }),
+        async (x) => {
+          if ('c' in x) await runCase(x.c);
+          else await runRest(x.r);
+        },
+      ),
+      // Shrinking replays requests against a state that has moved on: a counterexample is reported as found.
+      { ...parameters, endOnFailure: true },
+    );
+    recordFigures('fuzz-differential', {
+      ...figures,
+      numRuns: parameters.numRuns,
+      seed: parameters.seed,
+      wallSeconds: Math.round((Date.now() - started) / 100) / 10,
+    });
+    // The property reached what it is about: compiled answers, and failing fields beside succeeding ones.
+    expect(figures.compiledAnswers).toBeGreaterThan(0);
+    expect(figures.answers.dataNull! + figures.answers.partial!).toBeGreaterThan(0);
+    // README reserves INTERNAL_SERVER_ERROR for bugs: alike on both sides is still one.
+    expect(figures.internalErrors).toEqual([]);
+  },
+  LONG ? 3_600_000 : 600_000,
+);

@@ -95,7 +95,9 @@ beforeAll(async () => {
   // it, which ends the user's least recently used session, is checked. Not
   // lower: a tenant's shared session is used every few dozen requests, and
   // must never be the least recently used of 20.
-  service = await startIsolatedService({ sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } });
+  service = await startIsolatedService({
+    sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } },
+  });
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
   for (const t of tenants) {
@@ -209,10 +211,43 @@ const enc = (s: string): string => encodeURIComponent(s).replace(/[!'()*]/g, (c)
 
 /** Encoded segments with meaning to a router, a decoder or SQL. */
 const SPECIAL_SEGMENTS = [
-  '', '.', '..', '%2E%2E', '%00', '%2C', '%2F', '%5C', '%20', '%25', '%27', '%22', '%3B', '%3F', '%23', '+', '*', '~', '-',
-  '%E2%80%99', '%EF%BF%BF', '%F0%9F%92%A9', '%C3%A9', "'", '%2527', 'null', 'undefined', 'NaN', '__proto__', 'constructor',
+  '',
+  '.',
+  '..',
+  '%2E%2E',
+  '%00',
+  '%2C',
+  '%2F',
+  '%5C',
+  '%20',
+  '%25',
+  '%27',
+  '%22',
+  '%3B',
+  '%3F',
+  '%23',
+  '+',
+  '*',
+  '~',
+  '-',
+  '%E2%80%99',
+  '%EF%BF%BF',
+  '%F0%9F%92%A9',
+  '%C3%A9',
+  "'",
+  '%2527',
+  'null',
+  'undefined',
+  'NaN',
+  '__proto__',
+  'constructor',
   // Not valid percent-encoding (400 "Malformed request path").
-  '%zz', '%', '%FF', '%C0%AE', '%E0%A4%A', '1%',
+  '%zz',
+  '%',
+  '%FF',
+  '%C0%AE',
+  '%E0%A4%A',
+  '1%',
 ];
 
 function arbitraries(ts: [Tenant, Tenant]) {
@@ -237,11 +272,34 @@ function arbitraries(ts: [Tenant, Tenant]) {
       arbitrary: fc.tuple(fc.constantFrom(...realIds, 'x'), fc.integer({ min: 989, max: 1_009 })).map(([id, n]): PathPart[] => [id, ',', { hexIds: n }]),
     },
   );
-  const jsonSuffix = fc.oneof({ weight: 8, arbitrary: fc.constant('.json') }, { weight: 1, arbitrary: fc.constantFrom('', '.JSON', '.json.json', '.xml', '%2Ejson', '.json/', '.json%00') });
+  const jsonSuffix = fc.oneof(
+    { weight: 8, arbitrary: fc.constant('.json') },
+    { weight: 1, arbitrary: fc.constantFrom('', '.JSON', '.json.json', '.xml', '%2Ejson', '.json/', '.json%00') },
+  );
   const lookupSegment: fc.Arbitrary<Text> = fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom('101', '102', '103', '104', '4242') },
     { weight: 2, arbitrary: fc.integer({ min: -3_000_000_000, max: 3_000_000_000 }).map(String) },
-    { weight: 2, arbitrary: fc.constantFrom('0', '-0', '+1', '01', '1.0', '1e3', '0x10', '2147483647', '2147483648', '99999999999', '%20101', '101%20', '%D9%A1', '%EF%BC%91', '1,2', '') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '0',
+        '-0',
+        '+1',
+        '01',
+        '1.0',
+        '1e3',
+        '0x10',
+        '2147483647',
+        '2147483648',
+        '99999999999',
+        '%20101',
+        '101%20',
+        '%D9%A1',
+        '%EF%BC%91',
+        '1,2',
+        '',
+      ),
+    },
     { weight: 2, arbitrary: fc.constantFrom(...SPECIAL_SEGMENTS) },
     { weight: 2, arbitrary: arb.anyString(30).map(enc) },
     { weight: 1, arbitrary: fc.integer({ min: 10, max: 40_000 }).map((n): Repeat => ({ repeat: '1', times: n })) },
@@ -250,11 +308,37 @@ function arbitraries(ts: [Tenant, Tenant]) {
     .oneof(
       fc.array(fc.oneof(arb.anyString(12).map(enc), fc.constantFrom(...SPECIAL_SEGMENTS)), { minLength: 0, maxLength: 5 }).map((s) => `/${s.join('/')}`),
       fc.constantFrom(
-        '/chat/Message', '/chat/Message/', '/chat/message/a.json', '/CHAT/Message/a.json', '/chat/Message/a/b.json',
-        '/address_book', '/address_book/', '/address_book/registered_users', '/address_book/registered_users.json/', '/address_book.JSON',
-        '/users/external/', '/users/external', '/users/external/1/2.json', '/users/external/1.json/x', '/users/1.json', '/users/external/../1.json',
-        '/session', '/session.JSON', '/session.json/', '/sessions.json', '/login', '/login.json/x', '/logout.json', '/address_book.json/1',
-        '/chat/Message/../../users/external/101.json', '/', '/%2E%2E/%2E%2E/etc/passwd', '/index.html', '/.env', '/graphqlx', '/graphql.json',
+        '/chat/Message',
+        '/chat/Message/',
+        '/chat/message/a.json',
+        '/CHAT/Message/a.json',
+        '/chat/Message/a/b.json',
+        '/address_book',
+        '/address_book/',
+        '/address_book/registered_users',
+        '/address_book/registered_users.json/',
+        '/address_book.JSON',
+        '/users/external/',
+        '/users/external',
+        '/users/external/1/2.json',
+        '/users/external/1.json/x',
+        '/users/1.json',
+        '/users/external/../1.json',
+        '/session',
+        '/session.JSON',
+        '/session.json/',
+        '/sessions.json',
+        '/login',
+        '/login.json/x',
+        '/logout.json',
+        '/address_book.json/1',
+        '/chat/Message/../../users/external/101.json',
+        '/',
+        '/%2E%2E/%2E%2E/etc/passwd',
+        '/index.html',
+        '/.env',
+        '/graphqlx',
+        '/graphql.json',
       ),
     )
     // Doubled slashes are the same path as single ones (Fastify's ignoreDuplicateSlashes, for SDKs whose base URL
@@ -288,9 +372,30 @@ function arbitraries(ts: [Tenant, Tenant]) {
     fc.constantFrom('encoded', 'encoded', 'encoded', 'no-value'),
   );
   const query: fc.Arbitrary<string> = fc.oneof(
-    { weight: 6, arbitrary: fc.array(queryPair, { maxLength: 4 }).map((pairs) =>
-      pairs.map(([k, v, how]) => (how === 'no-value' ? enc(k) : `${enc(k)}=${v === '%' || v === '%zz' || v === '%00' ? v : enc(v)}`)).join('&')) },
-    { weight: 1, arbitrary: fc.constantFrom('&', '=', '&&=&', '?', 'a[b]=1', 'udid[]=1', 'compact[0]=1', 'compact=1&compact=1', 'force=1&force=0', 'udid=a&udid=b', '__proto__=1') },
+    {
+      weight: 6,
+      arbitrary: fc
+        .array(queryPair, { maxLength: 4 })
+        .map((pairs) =>
+          pairs.map(([k, v, how]) => (how === 'no-value' ? enc(k) : `${enc(k)}=${v === '%' || v === '%zz' || v === '%00' ? v : enc(v)}`)).join('&'),
+        ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '&',
+        '=',
+        '&&=&',
+        '?',
+        'a[b]=1',
+        'udid[]=1',
+        'compact[0]=1',
+        'compact=1&compact=1',
+        'force=1&force=0',
+        'udid=a&udid=b',
+        '__proto__=1',
+      ),
+    },
   );
 
   // -- headers ----------------------------------------------------------------
@@ -306,8 +411,18 @@ function arbitraries(ts: [Tenant, Tenant]) {
     {
       weight: 3,
       arbitrary: fc.constantFrom(
-        undefined, 'application/json; charset=utf-8', 'application/x-www-form-urlencoded', 'text/plain', 'application/xml',
-        'multipart/form-data; boundary=x', 'application/octet-stream', '', 'APPLICATION/JSON', 'application/json;;;', 'application/vnd.api+json', 'application/graphql',
+        undefined,
+        'application/json; charset=utf-8',
+        'application/x-www-form-urlencoded',
+        'text/plain',
+        'application/xml',
+        'multipart/form-data; boundary=x',
+        'application/octet-stream',
+        '',
+        'APPLICATION/JSON',
+        'application/json;;;',
+        'application/vnd.api+json',
+        'application/graphql',
       ),
     },
     { weight: 1, arbitrary: arb.anyString(30).map(latin1Header) },
@@ -316,11 +431,23 @@ function arbitraries(ts: [Tenant, Tenant]) {
     fc.constantFrom('+10000000101', '+10000000102', '+10000000103', '+19999999999', '10000000101'),
     fc.stringMatching(/^\+?[0-9]{8,17}$/),
     // As address books hold them: formatted, some too short, too long or past 32 characters.
-    fc.constantFrom('+1 000-000-0101', '(000) 000-0102', '+1 (000) 000.0103', '+44 20 7946 0958', '+1 555 0100', '(((1234567890)))', '+1-2-3-4-5-6-7-8-9-0-1-2-3-4-5-6'),
+    fc.constantFrom(
+      '+1 000-000-0101',
+      '(000) 000-0102',
+      '+1 (000) 000.0103',
+      '+44 20 7946 0958',
+      '+1 555 0100',
+      '(((1234567890)))',
+      '+1-2-3-4-5-6-7-8-9-0-1-2-3-4-5-6',
+    ),
     fc.stringMatching(/^\+?[0-9 ().-]{8,34}$/),
     arb.jsonJunk(),
   );
-  const name = fc.oneof(arb.anyString(30), fc.integer({ min: 250, max: 260 }).map((n) => 'n'.repeat(n)), arb.jsonJunk());
+  const name = fc.oneof(
+    arb.anyString(30),
+    fc.integer({ min: 250, max: 260 }).map((n) => 'n'.repeat(n)),
+    arb.jsonJunk(),
+  );
   const flagValue = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(0, 1, '0', '1') }, { weight: 1, arbitrary: arb.jsonJunk() });
   const contact = fc.oneof(
     { weight: 6, arbitrary: fc.record({ name, phone }) },
@@ -335,7 +462,16 @@ function arbitraries(ts: [Tenant, Tenant]) {
     {
       contacts: fc.array(
         fc.oneof(
-          { weight: 4, arbitrary: fc.record({ name: fc.oneof(fc.constantFrom('Bob', ''), arb.anyString(20).filter((n) => !n.includes('\u0000'))), phone: uploadPhone }) },
+          {
+            weight: 4,
+            arbitrary: fc.record({
+              name: fc.oneof(
+                fc.constantFrom('Bob', ''),
+                arb.anyString(20).filter((n) => !n.includes('\u0000')),
+              ),
+              phone: uploadPhone,
+            }),
+          },
           { weight: 1, arbitrary: fc.record({ phone: uploadPhone, destroy: fc.constantFrom(1, '1', 0) }) },
           // Not taken, reported by index; the others are stored.
           { weight: 1, arbitrary: fc.record({ name: fc.constantFrom('Bad', ''), phone: fc.constantFrom('123', '', '+1 555 0100', '+1000000000000000') }) },
@@ -358,12 +494,40 @@ function arbitraries(ts: [Tenant, Tenant]) {
   );
   const body: fc.Arbitrary<Body> = fc.oneof(
     { weight: 4, arbitrary: fc.constant<Body>({ kind: 'none' }) },
-    { weight: 8, arbitrary: fc.tuple(fc.oneof({ weight: 3, arbitrary: validUpload }, { weight: 5, arbitrary: jsonObject }, { weight: 1, arbitrary: arb.jsonJunk() }), contentType).map(([value, ct]): Body => ({ kind: 'json', value, contentType: ct })) },
-    { weight: 2, arbitrary: fc.tuple(fc.oneof(arb.anyString(60), fc.constantFrom('{', '{"contacts":', '{"force":1,}', "{'force':1}", 'NaN', '\u0000', '\ufeff{}', '[]', '""', '1', 'null', 'true')), contentType).map(([text, ct]): Body => ({ kind: 'text', text, contentType: ct })) },
-    { weight: 1, arbitrary: fc.tuple(fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 64 }), contentType).map(([bytes, ct]): Body => ({ kind: 'bytes', bytes, contentType: ct })) },
+    {
+      weight: 8,
+      arbitrary: fc
+        .tuple(fc.oneof({ weight: 3, arbitrary: validUpload }, { weight: 5, arbitrary: jsonObject }, { weight: 1, arbitrary: arb.jsonJunk() }), contentType)
+        .map(([value, ct]): Body => ({ kind: 'json', value, contentType: ct })),
+    },
     {
       weight: 2,
-      arbitrary: fc.tuple(fc.array(fc.tuple(fc.constantFrom('force', 'contacts', 'udid', 'contacts[0][name]', 'x'), fc.oneof(fc.constantFrom('0', '1', '2', ''), arb.anyString(20))), { maxLength: 4 }), fc.constantFrom<string | undefined>('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=latin1', undefined))
+      arbitrary: fc
+        .tuple(
+          fc.oneof(
+            arb.anyString(60),
+            fc.constantFrom('{', '{"contacts":', '{"force":1,}', "{'force':1}", 'NaN', '\u0000', '\ufeff{}', '[]', '""', '1', 'null', 'true'),
+          ),
+          contentType,
+        )
+        .map(([text, ct]): Body => ({ kind: 'text', text, contentType: ct })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 64 }), contentType)
+        .map(([bytes, ct]): Body => ({ kind: 'bytes', bytes, contentType: ct })),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(
+          fc.array(
+            fc.tuple(fc.constantFrom('force', 'contacts', 'udid', 'contacts[0][name]', 'x'), fc.oneof(fc.constantFrom('0', '1', '2', ''), arb.anyString(20))),
+            { maxLength: 4 },
+          ),
+          fc.constantFrom<string | undefined>('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=latin1', undefined),
+        )
         .map(([pairs, ct]): Body => ({ kind: 'form', pairs, contentType: ct })),
     },
     {
@@ -389,7 +553,11 @@ function arbitraries(ts: [Tenant, Tenant]) {
     {
       weight: 1,
       // Around the 10,000-contact limit.
-      arbitrary: fc.record({ kind: fc.constant('manyContacts' as const), count: fc.integer({ min: 9_995, max: 10_005 }), contentType: fc.constant<string | undefined>('application/json') }),
+      arbitrary: fc.record({
+        kind: fc.constant('manyContacts' as const),
+        count: fc.integer({ min: 9_995, max: 10_005 }),
+        contentType: fc.constant<string | undefined>('application/json'),
+      }),
     },
   );
 
@@ -407,7 +575,25 @@ function arbitraries(ts: [Tenant, Tenant]) {
         ? fc.oneof({ weight: 5, arbitrary: loginBody }, { weight: 1, arbitrary: body })
         : body;
   const bookUdid = fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom('phone-1', 'phone-2', '', 'u'.repeat(64), 'u'.repeat(65), '100%', '%41', 'a?b', 'a&udid=b', 'a b+c', '"q"', '{"x":1}', '\u00e9\u{1F600}', 'a\u0000b') },
+    {
+      weight: 3,
+      arbitrary: fc.constantFrom(
+        'phone-1',
+        'phone-2',
+        '',
+        'u'.repeat(64),
+        'u'.repeat(65),
+        '100%',
+        '%41',
+        'a?b',
+        'a&udid=b',
+        'a b+c',
+        '"q"',
+        '{"x":1}',
+        '\u00e9\u{1F600}',
+        'a\u0000b',
+      ),
+    },
     { weight: 2, arbitrary: arb.anyString(70) },
   );
   const bookQuery: fc.Arbitrary<BookQuery> = fc.oneof(
@@ -415,9 +601,31 @@ function arbitraries(ts: [Tenant, Tenant]) {
     { weight: 1, arbitrary: fc.constant({ form: 'none' as const }) },
     {
       weight: 3,
-      arbitrary: fc.record({ form: fc.constant('json' as const), udid: bookUdid.filter(sdkCanSend), client: fc.constantFrom('fetch' as const, 'node-fetch' as const) }),
+      arbitrary: fc.record({
+        form: fc.constant('json' as const),
+        udid: bookUdid.filter(sdkCanSend),
+        client: fc.constantFrom('fetch' as const, 'node-fetch' as const),
+      }),
     },
-    { weight: 1, arbitrary: fc.record({ form: fc.constant('json text' as const), text: fc.constantFrom('{"udid":5}', '{"udid":null}', '{"udid":["a","b"]}', '[1]', '{', '{"udid":"a"', '"x"', '{}', '{"udid":"phone-1","x":1}', '%7B%7D', '{%zz}') }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        form: fc.constant('json text' as const),
+        text: fc.constantFrom(
+          '{"udid":5}',
+          '{"udid":null}',
+          '{"udid":["a","b"]}',
+          '[1]',
+          '{',
+          '{"udid":"a"',
+          '"x"',
+          '{}',
+          '{"udid":"phone-1","x":1}',
+          '%7B%7D',
+          '{%zz}',
+        ),
+      }),
+    },
   );
 
   return path
@@ -426,7 +634,10 @@ function arbitraries(ts: [Tenant, Tenant]) {
         target: fc.constant(target),
         wrongMethod: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
         query: fc.oneof({ weight: 1, arbitrary: fc.constant('') }, { weight: 1, arbitrary: query }),
-        book: target.route === 'addressBook' ? fc.oneof({ weight: 4, arbitrary: bookQuery }, { weight: 1, arbitrary: fc.constant(undefined) }) : fc.constant(undefined),
+        book:
+          target.route === 'addressBook'
+            ? fc.oneof({ weight: 4, arbitrary: bookQuery }, { weight: 1, arbitrary: fc.constant(undefined) })
+            : fc.constant(undefined),
         credentials,
         extraHeaders: fc.array(extraHeader, { maxLength: 3 }),
         body: bodyFor(target.route),
@@ -443,7 +654,7 @@ function arbitraries(ts: [Tenant, Tenant]) {
       // prefix ('/graphql…' → GraphQL's) and ignores the lookup's: such
       // requests answer the wrong family. Not generated here, so that the
       // property keeps checking everything else.
-      const misreadPrefix = /^\/(?:users\/external\/|graphql)/.test(partText(target.path[0]!)) && method !== 'GET' && method !== 'HEAD';
+      const misreadPrefix = /^\/(?:users\/external\/|graphql)/.test(partText(target.path[0])) && method !== 'GET' && method !== 'HEAD';
       return {
         route: target.route,
         method,
@@ -628,7 +839,10 @@ function checkSessionAnswer(prepared: Prepared, res: RawResponse, reused: boolea
   const expected = reused ? 'NONCE_REUSED' : parts.expected === 'BAD_USER_INPUT' ? `BAD_USER_INPUT ${parts.field}` : parts.expected;
   const checksPassword = Object.keys(parts.parameters).some((k) => k.startsWith('user[')) && ['created', 'UNAUTHENTICATED', 'NONCE_REUSED'].includes(expected);
   sessionAnswers[answer] = (sessionAnswers[answer] ?? 0) + 1;
-  check(answer === expected || (checksPassword && answer === 'TOO_MANY_REQUESTS'), `a session request expected to be answered ${expected} was answered ${answer}`);
+  check(
+    answer === expected || (checksPassword && answer === 'TOO_MANY_REQUESTS'),
+    `a session request expected to be answered ${expected} was answered ${answer}`,
+  );
 }
 
 /**
@@ -651,7 +865,10 @@ const SESSION_KEYS = '_id,application_id,created_at,id,nonce,token,ts,updated_at
 function checkSessionRecord(session: Record<string, unknown> | undefined): asserts session is Record<string, any> {
   check(session && Object.keys(session).sort().join() === SESSION_KEYS, `session keys: ${excerpt(session)}`);
   check(Number.isInteger(session.id) && session._id === String(session.id), `session id and _id: ${excerpt(session)}`);
-  check(Number.isInteger(session.application_id) && Number.isInteger(session.user_id) && (session.user_id as number) >= 0, `session application_id and user_id: ${excerpt(session)}`);
+  check(
+    Number.isInteger(session.application_id) && Number.isInteger(session.user_id) && (session.user_id as number) >= 0,
+    `session application_id and user_id: ${excerpt(session)}`,
+  );
   check(typeof session.token === 'string' && session.token.length >= 40, `session token: ${excerpt(session)}`);
   check(session.nonce === null || ['string', 'number'].includes(typeof session.nonce), `session nonce: ${excerpt(session)}`);
   check(session.ts === null || Number.isInteger(session.ts), `session ts: ${excerpt(session)}`);
@@ -670,7 +887,8 @@ function expectedRejected(contacts: unknown[]): Record<string, string[]> | undef
     const { name, phone, destroy } = contact as Record<string, unknown>;
     if (![undefined, null, 0, 1, '0', '1'].includes(destroy as never)) return undefined;
     const reasons: string[] = [];
-    if (typeof phone !== 'string' || !/^(?=.{10,32}$)\+?(?:[ ().-]*[0-9]){10,15}[ ().-]*$/.test(phone)) reasons.push('phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)');
+    if (typeof phone !== 'string' || !/^(?=.{10,32}$)\+?(?:[ ().-]*[0-9]){10,15}[ ().-]*$/.test(phone))
+      reasons.push('phone must be 10 to 15 digits, optionally with a leading "+" and spaces, dashes, dots or parentheses (at most 32 characters)');
     if (destroy !== 1 && destroy !== '1') {
       // Characters are code points (docs/operation.md, Limits): an emoji is one.
       if (typeof name !== 'string' || name.length === 0 || [...name].length > 255) reasons.push('name must be 1 to 255 characters');
@@ -690,29 +908,53 @@ interface Written {
   after: Digest;
 }
 
-async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawResponse, prepared: Prepared, disposable: Disposable | undefined, { before, after }: Written): Promise<void> {
+async function checkSuccess(
+  d: RequestDescriptor,
+  route: KnownRoute,
+  res: RawResponse,
+  prepared: Prepared,
+  disposable: Disposable | undefined,
+  { before, after }: Written,
+): Promise<void> {
   const body = res.json as Record<string, any>;
   const caller = d.credentials.tenant === undefined ? undefined : tenants[d.credentials.tenant];
   const usersOf = (t: Tenant | undefined) => new Set(t ? [t.owner.id, t.member.id, t.outsider.id] : []);
   const changed = changedTables(before, after);
   const sessionRow = async (hash: string) =>
-    (await service.db.pool.query<{ application_id: number; user_id: number | null }>('SELECT application_id, user_id FROM sessions WHERE token_hash = $1', [hash])).rows[0];
+    (
+      await service.db.pool.query<{ application_id: number; user_id: number | null }>('SELECT application_id, user_id FROM sessions WHERE token_hash = $1', [
+        hash,
+      ])
+    ).rows[0];
   switch (route) {
     case 'delete': {
       check(body && Object.keys(body).sort().join() === 'NotFound,SuccessfullyDeleted', `delete result keys: ${excerpt(body)}`);
       const deleted: unknown = body.SuccessfullyDeleted?.ids;
       const notFound: unknown = body.NotFound?.ids;
-      check(Array.isArray(deleted) && Array.isArray(notFound) && [...deleted, ...notFound].every((id) => typeof id === 'string'), `ids lists: ${excerpt(body)}`);
+      check(
+        Array.isArray(deleted) && Array.isArray(notFound) && [...deleted, ...notFound].every((id) => typeof id === 'string'),
+        `ids lists: ${excerpt(body)}`,
+      );
       check(Object.keys(body.SuccessfullyDeleted).join() === 'ids' && Object.keys(body.NotFound).join() === 'ids', `delete result shape: ${excerpt(body)}`);
       // Every id named once, in exactly one of the lists (docs/decisions.md: "Ids named twice are reported once").
       // The router decodes the segment, then the route drops its ".json" (so "%2Ejson" is a suffix too).
       const file = pathOf(d.path).slice('/chat/Message/'.length);
-      const requested = new Set(decodeURIComponent(file).replace(/\.json$/, '').split(','));
+      const requested = new Set(
+        decodeURIComponent(file)
+          .replace(/\.json$/, '')
+          .split(','),
+      );
       const answered = [...(deleted as string[]), ...(notFound as string[])];
-      check(answered.length === requested.size && answered.every((id) => requested.has(id)), `answered ids ${excerpt(answered)} are not the requested ${excerpt([...requested])}`);
+      check(
+        answered.length === requested.size && answered.every((id) => requested.has(id)),
+        `answered ids ${excerpt(answered)} are not the requested ${excerpt([...requested])}`,
+      );
       // Only the caller's application's messages can be deleted.
       const own = new Set(caller?.messageIds ?? []);
-      check((deleted as string[]).every((id) => own.has(id)), `deleted ids outside the caller's application: ${excerpt(deleted)}`);
+      check(
+        (deleted as string[]).every((id) => own.has(id)),
+        `deleted ids outside the caller's application: ${excerpt(deleted)}`,
+      );
       return;
     }
     case 'registered': {
@@ -729,16 +971,24 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       return;
     }
     case 'upload': {
-      const keys = Object.keys(body ?? {}).sort().join();
+      const keys = Object.keys(body ?? {})
+        .sort()
+        .join();
       check(
-        body && (keys === 'created,deleted,updated' || keys === 'created,deleted,rejected,updated') && ['created', 'updated', 'deleted'].every((k) => Number.isInteger(body[k]) && body[k] >= 0),
+        body &&
+          (keys === 'created,deleted,updated' || keys === 'created,deleted,rejected,updated') &&
+          ['created', 'updated', 'deleted'].every((k) => Number.isInteger(body[k]) && body[k] >= 0),
         `upload result shape: ${excerpt(body)}`,
       );
       // QuickBlox's {"rejected": {"<index>": ["reason", …]}}, present only when a contact was not taken.
       if (keys.includes('rejected')) {
         const rejected = Object.entries(body.rejected as Record<string, unknown>);
         check(
-          rejected.length > 0 && rejected.every(([index, reasons]) => /^(0|[1-9][0-9]*)$/.test(index) && Array.isArray(reasons) && reasons.length > 0 && reasons.every((r) => typeof r === 'string')),
+          rejected.length > 0 &&
+            rejected.every(
+              ([index, reasons]) =>
+                /^(0|[1-9][0-9]*)$/.test(index) && Array.isArray(reasons) && reasons.length > 0 && reasons.every((r) => typeof r === 'string'),
+            ),
           `rejected shape: ${excerpt(body)}`,
         );
       }
@@ -747,15 +997,24 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       if (sent && Array.isArray(sent.contacts)) {
         const expected = expectedRejected(sent.contacts);
         check(expected !== undefined, `an upload README refuses as a whole was taken: ${excerpt(sent)}`);
-        check(JSON.stringify(body.rejected ?? {}) === JSON.stringify(expected), `rejected ${excerpt(body.rejected)}, README's rules reject ${excerpt(expected)}`);
+        check(
+          JSON.stringify(body.rejected ?? {}) === JSON.stringify(expected),
+          `rejected ${excerpt(body.rejected)}, README's rules reject ${excerpt(expected)}`,
+        );
       }
-      check(after.contacts!.rows - before.contacts!.rows === body.created - body.deleted, `created ${body.created} and deleted ${body.deleted}, but the book went from ${before.contacts!.rows} to ${after.contacts!.rows} rows`);
+      check(
+        after.contacts!.rows - before.contacts!.rows === body.created - body.deleted,
+        `created ${body.created} and deleted ${body.deleted}, but the book went from ${before.contacts!.rows} to ${after.contacts!.rows} rows`,
+      );
       return;
     }
     case 'addressBook': {
       if (d.method === 'HEAD') return;
       check(
-        Array.isArray(body) && (body as unknown[]).every((c) => c && typeof c === 'object' && Object.keys(c).join() === 'name,phone' && Object.values(c).every((v) => typeof v === 'string')),
+        Array.isArray(body) &&
+          (body as unknown[]).every(
+            (c) => c && typeof c === 'object' && Object.keys(c).join() === 'name,phone' && Object.values(c).every((v) => typeof v === 'string'),
+          ),
         `address book shape: ${excerpt(body)}`,
       );
       const udid = bookUdidOf(d);
@@ -763,7 +1022,10 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       check(validUdid(udid), `a 200 for the book of an invalid udid ${JSON.stringify(udid)}`);
       // Exactly that book of the caller's, in upload order: not another udid's (nor the global one).
       if (d.credentials.userId === undefined) return;
-      const { rows } = await service.db.pool.query('SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id', [d.credentials.userId, udid]);
+      const { rows } = await service.db.pool.query('SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id', [
+        d.credentials.userId,
+        udid,
+      ]);
       check(JSON.stringify(body) === JSON.stringify(rows), `the book of udid ${JSON.stringify(udid)} holds ${excerpt(rows)}, answered ${excerpt(body)}`);
       return;
     }
@@ -781,13 +1043,25 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       const parts = prepared.session ?? prepared.replay?.parts;
       if (parts) {
         const { timestamp, nonce } = parts.parameters as { timestamp: string; nonce: string };
-        check(session.application_id === parts.applicationId && session.user_id === (parts.userId ?? 0), `a session of application ${parts.applicationId} and user ${parts.userId ?? 0} expected: ${excerpt(session)}`);
+        check(
+          session.application_id === parts.applicationId && session.user_id === (parts.userId ?? 0),
+          `a session of application ${parts.applicationId} and user ${parts.userId ?? 0} expected: ${excerpt(session)}`,
+        );
         // QuickBlox writes ts in seconds and a numeric nonce as a number.
-        check(session.ts === Number(timestamp) && session.nonce === (/^-?[0-9]{1,15}$/.test(nonce) ? Number(nonce) : nonce), `ts and nonce as sent (${timestamp}, ${nonce}): ${excerpt(session)}`);
+        check(
+          session.ts === Number(timestamp) && session.nonce === (/^-?[0-9]{1,15}$/.test(nonce) ? Number(nonce) : nonce),
+          `ts and nonce as sent (${timestamp}, ${nonce}): ${excerpt(session)}`,
+        );
       }
-      check(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(String(res.headers['qb-token-expirationdate'])), `QB-Token-ExpirationDate: ${res.headers['qb-token-expirationdate']}`);
+      check(
+        /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/.test(String(res.headers['qb-token-expirationdate'])),
+        `QB-Token-ExpirationDate: ${String(res.headers['qb-token-expirationdate'])}`,
+      );
       const row = await sessionRow(tokenHash(session.token));
-      check(row && row.application_id === session.application_id && (row.user_id ?? 0) === session.user_id, `the session stored is not the one answered: ${excerpt(row)}`);
+      check(
+        row && row.application_id === session.application_id && (row.user_id ?? 0) === session.user_id,
+        `the session stored is not the one answered: ${excerpt(row)}`,
+      );
       // One session more; for a user already holding SESSIONS_PER_USER, one of
       // theirs ended in its place (docs/rest.md, Sessions: the least recently used),
       // never a tenant's shared session (used every few requests), and none
@@ -800,7 +1074,9 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       );
       if (ended === 1) {
         endedByCap++;
-        for (const t of tenants) for (const token of [t.ownerToken, t.memberToken, t.outsiderToken]) check(await sessionRow(tokenHash(token)), `the cap ended a tenant's shared session`);
+        for (const t of tenants)
+          for (const token of [t.ownerToken, t.memberToken, t.outsiderToken])
+            check(await sessionRow(tokenHash(token)), `the cap ended a tenant's shared session`);
       }
       return;
     }
@@ -813,7 +1089,12 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       const token = sentToken(prepared.req);
       const kind = token === undefined ? undefined : sharedTokenOf(tenants, token);
       check(
-        kind && session.token === token && session.application_id === kind.applicationId && session.user_id === (kind.userId ?? 0) && session.nonce === null && session.ts === null,
+        kind &&
+          session.token === token &&
+          session.application_id === kind.applicationId &&
+          session.user_id === (kind.userId ?? 0) &&
+          session.nonce === null &&
+          session.ts === null,
         `not the session of the token sent (${d.credentials.label}): ${excerpt(session)}`,
       );
       return;
@@ -825,7 +1106,10 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       const row = await sessionRow(disposable.hash);
       let userAfter: number | null;
       if (route === 'endSession') {
-        check(res.text === '' && row === undefined && after.sessions!.rows === before.sessions!.rows - 1, `the session was not ended: ${excerpt(row)}, answer ${excerpt(res.text)}`);
+        check(
+          res.text === '' && row === undefined && after.sessions!.rows === before.sessions!.rows - 1,
+          `the session was not ended: ${excerpt(row)}, answer ${excerpt(res.text)}`,
+        );
         return;
       }
       if (route === 'logout') {
@@ -841,7 +1125,10 @@ async function checkSuccess(d: RequestDescriptor, route: KnownRoute, res: RawRes
       check(row && row.user_id === userAfter, `the session's user is ${row?.user_id}, expected ${userAfter}`);
       // The session's row changes (user_id, updated_at) when its user does, and only then (schema: updated_at "changes when a login or logout changes the session's user").
       const expected = disposable.userId === userAfter ? [] : ['sessions'];
-      check(JSON.stringify(changed) === JSON.stringify(expected), `a ${route} from user ${disposable.userId} to ${userAfter} changed ${excerpt(changed)}, expected ${excerpt(expected)}`);
+      check(
+        JSON.stringify(changed) === JSON.stringify(expected),
+        `a ${route} from user ${disposable.userId} to ${userAfter} changed ${excerpt(changed)}, expected ${excerpt(expected)}`,
+      );
       return;
     }
   }
@@ -853,7 +1140,8 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
   const route = successRoute(d);
   const disposable = route === 'endSession' || route === 'login' || route === 'logout' ? await useDisposableSessions(req, tracker) : undefined;
   // FUZZ_TRACE=1 prints each request as it goes (to follow a FUZZ_SEED replay).
-  if (process.env.FUZZ_TRACE) process.stderr.write(`${new Date().toISOString()} ${d.method} ${excerpt(req.path, 100)} body=${d.body.kind} ${req.body?.length ?? 0}\n`);
+  if (process.env.FUZZ_TRACE)
+    process.stderr.write(`${new Date().toISOString()} ${d.method} ${excerpt(req.path, 100)} body=${d.body.kind} ${req.body?.length ?? 0}\n`);
   largestBody = Math.max(largestBody, req.body?.length ?? 0);
   // A replay, or a creation whose pair a session made earlier used: NONCE_REUSED.
   const reused = prepared.replay !== undefined || (prepared.session?.expected === 'created' && usedPairs.has(prepared.session.pair));
@@ -872,7 +1160,8 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
     await tracker.baseline();
   }
 
-  const statuses: readonly number[] = route === 'createSession' ? [...REST_STATUSES, ...SESSION_STATUSES] : route === 'login' ? [...REST_STATUSES, 429] : REST_STATUSES;
+  const statuses: readonly number[] =
+    route === 'createSession' ? [...REST_STATUSES, ...SESSION_STATUSES] : route === 'login' ? [...REST_STATUSES, 429] : REST_STATUSES;
   check(statuses.includes(res.status), `undocumented status: ${where}`);
   check(res.ms < maxResponseMs(d.body.kind === 'manyContacts' ? d.body.count : 0), `took ${Math.round(res.ms)} ms: ${where}`);
   const trace = stackTraceIn(res.text);
@@ -903,14 +1192,19 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
     const oversized = route === 'login' ? prepared.login?.oversized : undefined;
     if (oversized) {
       const errors = (res.json as { errors?: Record<string, unknown> } | undefined)?.errors;
-      check(res.status !== 200 && res.status !== 429 && !(res.status === 401 && JSON.stringify(errors) === JSON.stringify({ base: [MESSAGES.badLogin] })), `a ${oversized} past its maximum reached the password check`);
-      if (res.status === 422) check(errors !== undefined && Object.keys(errors).join() === oversized, `a ${oversized} past its maximum was refused naming ${excerpt(errors)}`);
+      check(
+        res.status !== 200 && res.status !== 429 && !(res.status === 401 && JSON.stringify(errors) === JSON.stringify({ base: [MESSAGES.badLogin] })),
+        `a ${oversized} past its maximum reached the password check`,
+      );
+      if (res.status === 422)
+        check(errors !== undefined && Object.keys(errors).join() === oversized, `a ${oversized} past its maximum was refused naming ${excerpt(errors)}`);
     }
     // A user's read of a book the query names: that book (checkSuccess), or the 422 of an invalid udid.
     const udid = route === 'addressBook' && d.credentials.userId !== undefined ? bookUdidOf(d) : undefined;
-    if (udid !== undefined) check(res.status === (validUdid(udid) ? 200 : 422), `a user's read of the book of udid ${JSON.stringify(udid)} answered ${res.status}`);
+    if (udid !== undefined)
+      check(res.status === (validUdid(udid) ? 200 : 422), `a user's read of the book of udid ${JSON.stringify(udid)} answered ${res.status}`);
   } catch (error) {
-    throw new Error(`${(error as Error).message}\n  in: ${where}`);
+    throw new Error(`${(error as Error).message}\n  in: ${where}`, { cause: error });
   }
 
   if (res.status >= 400) {
@@ -918,7 +1212,10 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
     check(diff === '', `a failed request changed the database (${diff}): ${where}`);
   } else {
     const changed = changedTables(before, after);
-    check(changed.every((t) => WRITES[route!].includes(t)), `a ${d.method} ${route} wrote ${changed.join(', ')} (${diff}): ${where}`);
+    check(
+      changed.every((t) => WRITES[route!].includes(t)),
+      `a ${d.method} ${route} wrote ${changed.join(', ')} (${diff}): ${where}`,
+    );
   }
   await expectHealthy(port);
 }
@@ -927,45 +1224,46 @@ async function property(d: RequestDescriptor, tracker: DigestTracker): Promise<v
 // three times that when the CPUs are shared); RELIABILITY_LONG=1 runs three times as many.
 const RUNS = 1_200;
 
-test('every REST request gets a documented status and shape, fast, with no stack trace, and failures write nothing', async () => {
-  const tracker = new DigestTracker(service.db.pool);
-  await tracker.baseline();
-  const parameters = fuzzParameters(RUNS);
-  const started = Date.now();
-  await fc.assert(
-    fc.asyncProperty(arbitraries(tenants), (d) => property(d, tracker)),
-    parameters,
-  );
-  recordFigures('fuzz-rest', {
-    runs: outcomes.runs,
-    numRuns: parameters.numRuns,
-    seed: parameters.seed,
-    byStatus: outcomes.byStatus,
-    byRouteAndMethod: outcomes.byKind,
-    sessionRequestAnswers: sessionAnswers,
-    failedRequestsDigestChecked: failuresChecked,
-    sessionsEndedByCap: endedByCap,
-    digestsCompared: tracker.compared,
-    durationMs: outcomes.durationsMs(),
-    largestBodyBytes: largestBody,
-    wallSeconds: Math.round((Date.now() - started) / 100) / 10,
-    // Cases the generator leaves out, each covered by an explicit test below.
-    excludedFromGenerator: [
-      'unreadable body on a path with no route for its method',
-      'HEAD with a request target the parser refuses',
-    ],
-  });
-  // Every documented family of answers was reached, not only the first checks:
-  // each status, each answer of a session request, and a success of every route.
-  for (const status of [200, 201, 400, 401, 403, 404, 413, 415, 422]) expect(outcomes.byStatus[status] ?? 0).toBeGreaterThan(0);
-  for (const answer of ['created', 'NONCE_REUSED', 'INVALID_SIGNATURE', 'TIMESTAMP_OUT_OF_WINDOW', 'UNKNOWN_APPLICATION', 'UNAUTHENTICATED']) {
-    expect({ answer, reached: (sessionAnswers[answer] ?? 0) > 0 }).toEqual({ answer, reached: true });
-  }
-  expect(Object.keys(sessionAnswers).filter((a) => a.startsWith('BAD_USER_INPUT ')).length).toBeGreaterThan(3);
-  for (const kind of ['session GET', 'endSession DELETE', 'login POST', 'logout DELETE', 'addressBook GET']) {
-    expect({ kind, ok: (outcomes.byKind[kind]?.[200] ?? 0) > 0 }).toEqual({ kind, ok: true });
-  }
-}, LONG ? 3_600_000 : 600_000);
+test(
+  'every REST request gets a documented status and shape, fast, with no stack trace, and failures write nothing',
+  async () => {
+    const tracker = new DigestTracker(service.db.pool);
+    await tracker.baseline();
+    const parameters = fuzzParameters(RUNS);
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(arbitraries(tenants), (d) => property(d, tracker)),
+      parameters,
+    );
+    recordFigures('fuzz-rest', {
+      runs: outcomes.runs,
+      numRuns: parameters.numRuns,
+      seed: parameters.seed,
+      byStatus: outcomes.byStatus,
+      byRouteAndMethod: outcomes.byKind,
+      sessionRequestAnswers: sessionAnswers,
+      failedRequestsDigestChecked: failuresChecked,
+      sessionsEndedByCap: endedByCap,
+      digestsCompared: tracker.compared,
+      durationMs: outcomes.durationsMs(),
+      largestBodyBytes: largestBody,
+      wallSeconds: Math.round((Date.now() - started) / 100) / 10,
+      // Cases the generator leaves out, each covered by an explicit test below.
+      excludedFromGenerator: ['unreadable body on a path with no route for its method', 'HEAD with a request target the parser refuses'],
+    });
+    // Every documented family of answers was reached, not only the first checks:
+    // each status, each answer of a session request, and a success of every route.
+    for (const status of [200, 201, 400, 401, 403, 404, 413, 415, 422]) expect(outcomes.byStatus[status] ?? 0).toBeGreaterThan(0);
+    for (const answer of ['created', 'NONCE_REUSED', 'INVALID_SIGNATURE', 'TIMESTAMP_OUT_OF_WINDOW', 'UNKNOWN_APPLICATION', 'UNAUTHENTICATED']) {
+      expect({ answer, reached: (sessionAnswers[answer] ?? 0) > 0 }).toEqual({ answer, reached: true });
+    }
+    expect(Object.keys(sessionAnswers).filter((a) => a.startsWith('BAD_USER_INPUT ')).length).toBeGreaterThan(3);
+    for (const kind of ['session GET', 'endSession DELETE', 'login POST', 'logout DELETE', 'addressBook GET']) {
+      expect({ kind, ok: (outcomes.byKind[kind]?.[200] ?? 0) > 0 }).toEqual({ kind, ok: true });
+    }
+  },
+  LONG ? 3_600_000 : 600_000,
+);
 
 describe('the digest itself', () => {
   test('sees a removed row and a changed value in any table, and ignores only the bookkeeping columns', async () => {
@@ -973,14 +1271,18 @@ describe('the digest itself', () => {
     // rows are whatever its random cases left (a message of theirs may be
     // deleted for everyone already, and then a hide finds nothing to hide).
     const t = await seedTenant(service.app.services);
-    expect((await service.call('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'm', phone: '+10000000102' }] } })).status).toBe(200);
+    expect((await service.call('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'm', phone: '+10000000102' }] } })).status).toBe(
+      200,
+    );
     const hide = await service.call('DELETE', `/chat/Message/${t.messageIds[2]}.json`, { headers: t.as.member });
     expect({ status: hide.status, body: hide.body }).toEqual({ status: 200, body: { SuccessfullyDeleted: { ids: [t.messageIds[2]] }, NotFound: { ids: [] } } });
     const client = await service.db.pool.connect();
     try {
       const start = await digest(client);
       const tables = Object.keys(start).filter((t) => start[t]!.rows > 0);
-      expect(tables).toEqual(expect.arrayContaining(['address_book_matches', 'applications', 'contacts', 'dialogs', 'message_hides', 'messages', 'sessions', 'users']));
+      expect(tables).toEqual(
+        expect.arrayContaining(['address_book_matches', 'applications', 'contacts', 'dialogs', 'message_hides', 'messages', 'sessions', 'users']),
+      );
       for (const table of tables) {
         // One transaction per table: a delete cascades to other tables.
         await client.query('BEGIN');
@@ -1014,7 +1316,10 @@ describe('answers outside the property', () => {
   test.each(['100%', 'a?b', '50% off?'])("GET /address_book.json in the SDK's JSON-object form answers the book of udid %j", async (udid) => {
     // A tenant of its own: the property uploads to books of these very udids.
     const t = await seedTenant(service.app.services);
-    const upload = await service.call('POST', '/address_book.json', { headers: t.as.member, body: { contacts: [{ name: `In ${udid}`, phone: '+10000000101' }], udid } });
+    const upload = await service.call('POST', '/address_book.json', {
+      headers: t.as.member,
+      body: { contacts: [{ name: `In ${udid}`, phone: '+10000000101' }], udid },
+    });
     expect(upload.status).toBe(200);
     for (const client of ['fetch', 'node-fetch'] as const) {
       const d = { book: { form: 'json', udid, client } } as RequestDescriptor;
@@ -1058,21 +1363,31 @@ describe('answers outside the property', () => {
     const again = await service.call('POST', '/login.json', { headers: { 'QB-Token': ownerSession }, body: { login: 'owner', password: 'password123' } });
     expect({ status: again.status, diff: (await tracker.advance()).diff }).toEqual({ status: 200, diff: '' });
     const other = await service.call('POST', '/login.json', { headers: { 'QB-Token': ownerSession }, body: { login: 'member', password: 'password123' } });
-    expect({ status: other.status, diff: (await tracker.advance()).diff }).toEqual({ status: 200, diff: expect.stringMatching(/^table sessions: same \d+ rows, contents changed$/) });
+    expect({ status: other.status, diff: (await tracker.advance()).diff }).toEqual({
+      status: 200,
+      diff: expect.stringMatching(/^table sessions: same \d+ rows, contents changed$/),
+    });
   });
 
   // docs/operation.md (Limits): "431 {"errors":["Request line and headers too large"]}, and
   // the connection is closed (Node's HTTP parser refuses it before any route)":
   // the list shape on every path, the lookup's included. The property keeps
   // requests under the limit; this is the over-limit case.
-  test.each(['/users/external/', '/chat/Message/'])('a request line over 64 KiB on %s… gets 431 in the documented shape and the service stays up', async (prefix) => {
-    const res = await send(port, { method: 'GET', path: `${prefix}${'1'.repeat(70_000)}.json`, headers: tenants[0].as.owner });
-    expect({ status: res.status, body: res.json }).toEqual({ status: 431, body: { errors: ['Request line and headers too large'] } });
-    await expectHealthy(port);
-  });
+  test.each(['/users/external/', '/chat/Message/'])(
+    'a request line over 64 KiB on %s… gets 431 in the documented shape and the service stays up',
+    async (prefix) => {
+      const res = await send(port, { method: 'GET', path: `${prefix}${'1'.repeat(70_000)}.json`, headers: tenants[0].as.owner });
+      expect({ status: res.status, body: res.json }).toEqual({ status: 431, body: { errors: ['Request line and headers too large'] } });
+      await expectHealthy(port);
+    },
+  );
 
   test('headers over 64 KiB get 431 in the documented shape', async () => {
-    const res = await send(port, { method: 'GET', path: '/address_book/registered_users.json', headers: { ...tenants[0].as.owner, 'X-Pad': 'p'.repeat(70_000) } });
+    const res = await send(port, {
+      method: 'GET',
+      path: '/address_book/registered_users.json',
+      headers: { ...tenants[0].as.owner, 'X-Pad': 'p'.repeat(70_000) },
+    });
     expect({ status: res.status, body: res.json }).toEqual({ status: 431, body: { errors: ['Request line and headers too large'] } });
     await expectHealthy(port);
   });

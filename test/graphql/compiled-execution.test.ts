@@ -36,7 +36,7 @@ const cases: [string, () => [string, Record<string, unknown> | undefined, Record
   ['a user not found (a resolver error: NOT_FOUND with its path)', () => [LOOKUP, { id: 999_999 }, t.as.owner], 'compiled'],
   ['a credential refused (UNAUTHENTICATED)', () => [LOOKUP, { id: 102 }, {}], 'compiled'],
   ['an invalid argument (BAD_USER_INPUT naming the field)', () => [LOOKUP, { id: 0 }, t.as.owner], 'compiled'],
-  ['a variable of the wrong type (400 BAD_USER_INPUT, graphql-js\'s message)', () => [LOOKUP, { id: 'x' }, t.as.owner], 'graphql-js'],
+  ["a variable of the wrong type (400 BAD_USER_INPUT, graphql-js's message)", () => [LOOKUP, { id: 'x' }, t.as.owner], 'graphql-js'],
   ['a missing required variable', () => [LOOKUP, {}, t.as.owner], 'graphql-js'],
   ['an int beyond 32 bits', () => [LOOKUP, { id: 2 ** 31 }, t.as.owner], 'graphql-js'],
   [
@@ -59,34 +59,37 @@ const cases: [string, () => [string, Record<string, unknown> | undefined, Record
   ],
 ];
 
-test.each(cases.map(([name, request, executor]) => [name, executor, request] as const))('%s: three answers alike, the later ones by the %s executor', async (name, executor, request) => {
-  const [document, variables, headers] = request();
-  // A document of its own per case (its hash is the cache's key): the first sight is this case's.
-  const query = `# ${name}\n${document}`;
-  // Operation name for the two-operation document (POST body field).
-  const body = document.startsWith('query A')
-    ? { query, variables, operationName: 'B' }
-    : document.startsWith('query E')
-      ? { query, variables, operationName: '' }
-      : { query, variables };
-  if (document.startsWith('query E')) {
-    // Compiled first, under no operation name.
-    for (let i = 0; i < 2; i++) expect((await service.rest('POST', '/graphql', { headers, body: { query, variables } })).status).toBe(200);
-  }
-  const stats = service.app.graphqlExecution;
-  const before = { ...stats };
-  const answers: { status: number; text: string }[] = [];
-  for (let i = 0; i < 3; i++) {
-    const res = await service.rest('POST', '/graphql', { headers, body });
-    answers.push({ status: res.status, text: res.text });
-  }
-  expect(answers[1]).toEqual(answers[0]);
-  expect(answers[2]).toEqual(answers[0]);
-  // The first sight runs on graphql-js; the second compiles, when it can.
-  const compiled = stats.compiled - before.compiled;
-  expect(compiled).toBe(executor === 'compiled' ? 2 : 0);
-  expect(stats.interpreted - before.interpreted).toBe(3 - compiled);
-});
+test.each(cases.map(([name, request, executor]) => [name, executor, request] as const))(
+  '%s: three answers alike, the later ones by the %s executor',
+  async (name, executor, request) => {
+    const [document, variables, headers] = request();
+    // A document of its own per case (its hash is the cache's key): the first sight is this case's.
+    const query = `# ${name}\n${document}`;
+    // Operation name for the two-operation document (POST body field).
+    const body = document.startsWith('query A')
+      ? { query, variables, operationName: 'B' }
+      : document.startsWith('query E')
+        ? { query, variables, operationName: '' }
+        : { query, variables };
+    if (document.startsWith('query E')) {
+      // Compiled first, under no operation name.
+      for (let i = 0; i < 2; i++) expect((await service.rest('POST', '/graphql', { headers, body: { query, variables } })).status).toBe(200);
+    }
+    const stats = service.app.graphqlExecution;
+    const before = { ...stats };
+    const answers: { status: number; text: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await service.rest('POST', '/graphql', { headers, body });
+      answers.push({ status: res.status, text: res.text });
+    }
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
+    // The first sight runs on graphql-js; the second compiles, when it can.
+    const compiled = stats.compiled - before.compiled;
+    expect(compiled).toBe(executor === 'compiled' ? 2 : 0);
+    expect(stats.interpreted - before.interpreted).toBe(3 - compiled);
+  },
+);
 
 test('the compiled answers are the lookups graphql-js gives: a found user and a not-found error in full', async () => {
   const answers = await thrice(LOOKUP, { id: 102 }, t.as.owner);
@@ -98,9 +101,7 @@ test('the compiled answers are the lookups graphql-js gives: a found user and a 
   const missing = await thrice(LOOKUP, { id: 424_242 }, t.as.owner);
   expect(JSON.parse(missing[2]!.text)).toEqual({
     data: { userByExternalId: null },
-    errors: [
-      { message: 'User not found', locations: [{ line: 2, column: 3 }], path: ['userByExternalId'], extensions: { code: 'NOT_FOUND' } },
-    ],
+    errors: [{ message: 'User not found', locations: [{ line: 2, column: 3 }], path: ['userByExternalId'], extensions: { code: 'NOT_FOUND' } }],
   });
 });
 

@@ -12,7 +12,10 @@ test('every instant PostgreSQL can hold is written as toISOString writes it', ()
     { numRuns: 20_000 },
   );
   // Around today, where real records are: every millisecond field, leap days, month ends.
-  fc.assert(fc.property(fc.integer({ min: 0, max: 4_102_444_800_000 }), (ms) => same(new Date(ms))), { numRuns: 20_000 });
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 4_102_444_800_000 }), (ms) => same(new Date(ms))),
+    { numRuns: 20_000 },
+  );
 });
 
 test('the edges: the years where the form changes, leap days, the first and last millisecond of a day', () => {

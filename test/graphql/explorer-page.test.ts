@@ -12,8 +12,7 @@ import { startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 /** What Chromium sends when navigating to a page. */
-const BROWSER_ACCEPT =
-  'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
 const MEMBER_QUERY = '{ userByExternalId(externalUserId: 102) { login externalUserId } }';
 
 let service: TestService;

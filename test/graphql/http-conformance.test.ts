@@ -9,22 +9,21 @@ import { startService, type TestService } from '../support/service';
 const expectedWarnings: Record<string, string> = {
   '5A70':
     'MAY accept application/x-www-form-urlencoded GET requests: a GET without Content-Type or Apollo-Require-Preflight ' +
-    'is blocked (400) by Apollo\'s CSRF prevention, which stays on.',
+    "is blocked (400) by Apollo's CSRF prevention, which stays on.",
   D6D5:
     'MAY allow URL-encoded JSON {variables} in GETs (graphql-response+json): the GET carries no preflight header, so ' +
-    'Apollo\'s CSRF prevention blocks it (400).',
-  '6A70':
-    'MAY allow URL-encoded JSON {variables} in GETs (application/json): blocked (400) by Apollo\'s CSRF prevention, as above.',
+    "Apollo's CSRF prevention blocks it (400).",
+  '6A70': "MAY allow URL-encoded JSON {variables} in GETs (application/json): blocked (400) by Apollo's CSRF prevention, as above.",
   '572B':
     'SHOULD use 200 on document parsing failure with Accept: application/json: Apollo Server answers 400 ' +
     '(GRAPHQL_PARSE_FAILED) whatever the Accept header.',
   FDE2:
     'SHOULD use 200 on document validation failure with Accept: application/json: Apollo Server answers 400 ' +
-    'whatever the Accept header (the audit\'s document, a field name starting with a digit, is rejected by the parser: ' +
+    "whatever the Accept header (the audit's document, a field name starting with a digit, is rejected by the parser: " +
     'GRAPHQL_PARSE_FAILED).',
   '7B9B':
     'SHOULD use 200 on variable coercion failure with Accept: application/json: Apollo Server answers 400 whatever ' +
-    'the Accept header (the audit\'s operation declares an unused variable: GRAPHQL_VALIDATION_FAILED).',
+    "the Accept header (the audit's operation declares an unused variable: GRAPHQL_VALIDATION_FAILED).",
 };
 
 let service: TestService | undefined;

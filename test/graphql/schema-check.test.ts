@@ -55,7 +55,13 @@ test.each([
   ['a removed field', /\n\s*blobId: Int\n/, '\n', 'FIELD_REMOVED', 'User.blobId'],
   ['a field whose type changed', 'blobId: Int', 'blobId: String', 'FIELD_TYPE_CHANGED', 'User.blobId'],
   ['a non-null result made nullable', 'login: String!', 'login: String', 'FIELD_TYPE_CHANGED', 'User.login'],
-  ['a new required argument', 'registeredUsers(udid: String)', 'registeredUsers(udid: String, page: Int!)', 'FIELD_ARGUMENT_ADDED', 'Query.registeredUsers.page'],
+  [
+    'a new required argument',
+    'registeredUsers(udid: String)',
+    'registeredUsers(udid: String, page: Int!)',
+    'FIELD_ARGUMENT_ADDED',
+    'Query.registeredUsers.page',
+  ],
   ['a removed input field', '  name: String\n  phone: String\n', '  phone: String\n', 'INPUT_FIELD_REMOVED', 'ContactInput.name'],
 ])('%s fails the check, which prints the line that would acknowledge it', async (_what, from, to, type, where) => {
   const result = await run([], editedSchema(from, to));

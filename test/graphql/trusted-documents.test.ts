@@ -51,9 +51,7 @@ async function serviceWith(env: Record<string, string>): Promise<Service> {
     post: (body, headers = tenant.as.owner) =>
       fetchResult(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
     get: (params, headers = tenant.as.owner) => {
-      const search = new URLSearchParams(
-        Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
-      );
+      const search = new URLSearchParams(Object.entries(params).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]));
       return fetchResult(`${base}/graphql?${search}`, { headers });
     },
   };
@@ -174,7 +172,9 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS=enforce', () => {
   test('manifest documents run, by hash (GET or POST, extensions or documentId) or by their exact text', async () => {
     expect((await enforce.get({ extensions: persisted(LOOKUP), variables: { id: 102 } })).body).toEqual({ data: { userByExternalId: { login: 'member' } } });
     expect((await enforce.get({ documentId: sha256(LOOKUP), variables: { id: 101 } })).body.data.userByExternalId.login).toBe('owner');
-    expect((await enforce.post({ extensions: persisted(UPLOAD), variables: { phone: '+15550002222' } })).body).toEqual({ data: { uploadAddressBook: { created: 1 } } });
+    expect((await enforce.post({ extensions: persisted(UPLOAD), variables: { phone: '+15550002222' } })).body).toEqual({
+      data: { uploadAddressBook: { created: 1 } },
+    });
     expect((await enforce.post({ query: LOOKUP, variables: { id: 103 } })).body.data.userByExternalId.login).toBe('outsider');
   });
 

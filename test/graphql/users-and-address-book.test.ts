@@ -107,13 +107,30 @@ describe('registeredUsers, whatever the selection', () => {
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] }, t.as.owner);
     const res = await gql(query, variables, t.as.owner);
     expect(res.body.errors).toBeUndefined();
-    const expected: Record<string, unknown> = { __typename: 'User', id: t.member.id, i: t.member.id, phone: MEMBER_PHONE, p: MEMBER_PHONE, login: 'member', externalUserId: 102 };
+    const expected: Record<string, unknown> = {
+      __typename: 'User',
+      id: t.member.id,
+      i: t.member.id,
+      phone: MEMBER_PHONE,
+      p: MEMBER_PHONE,
+      login: 'member',
+      externalUserId: 102,
+    };
     expect(res.body.data.registeredUsers).toEqual([Object.fromEntries(keys.map((k) => [k, expected[k]]))]);
   });
 
   test('a user’s new phone shows at once in both forms', async () => {
     const t = await seedTenant(service.app.services);
-    await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Member, new phone', phone: NEW_PHONE }] }, t.as.owner);
+    await gql(
+      UPLOAD_ADDRESS_BOOK,
+      {
+        contacts: [
+          { name: 'Member', phone: MEMBER_PHONE },
+          { name: 'Member, new phone', phone: NEW_PHONE },
+        ],
+      },
+      t.as.owner,
+    );
     await service.db.prisma.user.update({ where: { id: t.member.id }, data: { phone: NEW_PHONE } });
     const compact = await gql('{ registeredUsers { id phone } }', {}, t.as.owner);
     const full = await gql('{ registeredUsers { id phone login } }', {}, t.as.owner);
@@ -140,7 +157,17 @@ describe('registeredUsersConnection', () => {
 
   test('pages through the users registeredUsers lists, in user id order, each once', async () => {
     const t = await seedTenant(service.app.services);
-    await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Owner', phone: '+10000000101' }, { name: 'Member', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }] }, t.as.owner);
+    await gql(
+      UPLOAD_ADDRESS_BOOK,
+      {
+        contacts: [
+          { name: 'Owner', phone: '+10000000101' },
+          { name: 'Member', phone: MEMBER_PHONE },
+          { name: 'Outsider', phone: OUTSIDER_PHONE },
+        ],
+      },
+      t.as.owner,
+    );
     const first = await page(t.as.owner, { first: 2 });
     expect(first.edges.map((e: { node: { id: number } }) => e.node)).toEqual([
       { id: t.owner.id, login: 'owner', phone: '+10000000101' },
@@ -202,7 +229,18 @@ describe('uploadAddressBook input', () => {
   // variable cannot hold a number, so here the whole request is refused.
   test('a phone given as a number is refused by String coercion (HTTP 400) and nothing is stored', async () => {
     const t = await seedTenant(service.app.services);
-    expectCoercionError(await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Number', phone: 15550000002 }] }, t.as.owner));
+    expectCoercionError(
+      await gql(
+        UPLOAD_ADDRESS_BOOK,
+        {
+          contacts: [
+            { name: 'Member', phone: MEMBER_PHONE },
+            { name: 'Number', phone: 15550000002 },
+          ],
+        },
+        t.as.owner,
+      ),
+    );
     expect(await contactCount(service, t)).toBe(0);
   });
 

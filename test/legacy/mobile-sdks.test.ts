@@ -41,20 +41,29 @@ interface Raw {
 /** One request exactly as given: path (doubled slashes kept), headers in order, body bytes. */
 function send(method: string, path: string, headers: [string, string][], body?: string): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: [['Host', `127.0.0.1:${port}`], ...headers, ...(body === undefined ? [] : [['Content-Length', String(Buffer.byteLength(body))]])].flat() }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = text === '' ? undefined : JSON.parse(text);
-        } catch {
-          // not JSON: kept as text
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, body: parsed });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: [['Host', `127.0.0.1:${port}`], ...headers, ...(body === undefined ? [] : [['Content-Length', String(Buffer.byteLength(body))]])].flat(),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          try {
+            parsed = text === '' ? undefined : JSON.parse(text);
+          } catch {
+            // not JSON: kept as text
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body: parsed });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -62,7 +71,10 @@ function send(method: string, path: string, headers: [string, string][], body?: 
 
 /** The SDKs' signature: HMAC-SHA1 over the sorted parameters as `k=v` joined by "&", values unencoded. */
 function sign(parameters: [string, string][], secret: string): string {
-  const text = [...parameters].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&');
+  const text = [...parameters]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
   return createHmac('sha1', secret).update(text).digest('hex');
 }
 
@@ -112,7 +124,12 @@ describe('sessions as the Android SDK opens them', () => {
     expect([session.status, session.body.session.user_id]).toEqual([200, t.owner.id]);
     const user = await send('GET', '//users/external/102.json', as);
     expect([user.status, user.body.user.id]).toEqual([200, t.member.id]);
-    const upload = await send('POST', '//address_book.json', [...as, ['Content-Type', 'application/json; charset=UTF-8']], JSON.stringify({ contacts: [{ name: 'Member', phone: '+1 (000) 000-0102' }], udid: 'android-1' }));
+    const upload = await send(
+      'POST',
+      '//address_book.json',
+      [...as, ['Content-Type', 'application/json; charset=UTF-8']],
+      JSON.stringify({ contacts: [{ name: 'Member', phone: '+1 (000) 000-0102' }], udid: 'android-1' }),
+    );
     expect([upload.status, upload.body]).toEqual([200, { created: 1, updated: 0, deleted: 0 }]);
     const registered = await send('GET', '//address_book/registered_users.json?udid=android-1&compact=1', as);
     expect([registered.status, registered.body]).toEqual([200, { items: [{ user: { id: t.member.id, phone: '+10000000102' } }] }]);
@@ -147,10 +164,24 @@ describe('sessions as the Android SDK opens them', () => {
   });
 
   test('POST /login.json with login and email (Android 3.3.1) on an application session logs the user in', async () => {
-    const parameters: [string, string][] = [['application_id', String(t.applicationId)], ['auth_key', t.authKey], ['nonce', androidNonce()], ['timestamp', now()]];
+    const parameters: [string, string][] = [
+      ['application_id', String(t.applicationId)],
+      ['auth_key', t.authKey],
+      ['nonce', androidNonce()],
+      ['timestamp', now()],
+    ];
     const app = await send('POST', '//session.json', [...ANDROID, FORM], form([...parameters, ['signature', sign(parameters, t.authSecret)]]));
     expect([app.status, app.body.session.user_id]).toEqual([201, 0]);
-    const login = await send('POST', '//login.json', [...ANDROID, ['QB-Token', app.body.session.token], FORM], form([['login', 'member'], ['email', 'member@example.com'], ['password', 'password123']]));
+    const login = await send(
+      'POST',
+      '//login.json',
+      [...ANDROID, ['QB-Token', app.body.session.token], FORM],
+      form([
+        ['login', 'member'],
+        ['email', 'member@example.com'],
+        ['password', 'password123'],
+      ]),
+    );
     // 200 here, 202 at QuickBlox (README: differences from QuickBlox): the SDKs take any 2xx.
     expect([login.status, login.body.user.id]).toEqual([200, t.member.id]);
   });
@@ -179,7 +210,12 @@ describe('sessions as the iOS SDK opens them', () => {
       ],
       t.authSecret,
     );
-    const res = await send('POST', '/session.json', IOS, JSON.stringify({ application_id: t.applicationId, auth_key: t.authKey, nonce, signature, timestamp, user }));
+    const res = await send(
+      'POST',
+      '/session.json',
+      IOS,
+      JSON.stringify({ application_id: t.applicationId, auth_key: t.authKey, nonce, signature, timestamp, user }),
+    );
     expect([res.status, res.body.session?.user_id]).toEqual([201, t.outsider.id]);
     const as: [string, string][] = [...IOS, ['QB-Token', res.body.session.token]];
     // Contacts as an iPhone's address book holds them: national and formatted numbers.
@@ -187,9 +223,19 @@ describe('sessions as the iOS SDK opens them', () => {
       'POST',
       '/address_book.json',
       as,
-      JSON.stringify({ contacts: [{ name: 'Owner', phone: '+1 000-000-0101' }, { name: 'Member', phone: '+1 000.000.0102' }, { name: 'Short', phone: '555-0100' }], force: 1 }),
+      JSON.stringify({
+        contacts: [
+          { name: 'Owner', phone: '+1 000-000-0101' },
+          { name: 'Member', phone: '+1 000.000.0102' },
+          { name: 'Short', phone: '555-0100' },
+        ],
+        force: 1,
+      }),
     );
-    expect([upload.status, upload.body]).toEqual([200, { created: 2, updated: 0, deleted: 0, rejected: { '2': [expect.stringMatching(/^phone must be 10 to 15 digits/)] } }]);
+    expect([upload.status, upload.body]).toEqual([
+      200,
+      { created: 2, updated: 0, deleted: 0, rejected: { '2': [expect.stringMatching(/^phone must be 10 to 15 digits/)] } },
+    ]);
     const full = await send('GET', '/address_book/registered_users.json', as);
     expect(full.body.items.map((i: { user: { id: number; phone: string } }) => [i.user.id, i.user.phone])).toEqual([
       [t.owner.id, '+10000000101'],

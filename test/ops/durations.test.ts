@@ -22,7 +22,13 @@ test('the same text and JSON as prom-client for any observations, in any order',
       const ours = new Registry();
       const theirs = new Registry();
       const durations = new RequestDurations(NAME, HELP, BUCKETS, ours);
-      const histogram = new Histogram({ name: NAME, help: HELP, labelNames: ['method', 'route', 'operation', 'status'] as const, buckets: BUCKETS, registers: [theirs] });
+      const histogram = new Histogram({
+        name: NAME,
+        help: HELP,
+        labelNames: ['method', 'route', 'operation', 'status'] as const,
+        buckets: BUCKETS,
+        registers: [theirs],
+      });
       for (const { method, route, operation, status, seconds } of observations) {
         durations.observe(method, route, operation, status, seconds);
         histogram.labels({ method, route, operation, status: String(status) }).observe(seconds);

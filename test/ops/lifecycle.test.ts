@@ -55,8 +55,8 @@ function startProcess(env: Record<string, string>): Started {
     stderr: [],
     exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
   };
-  child.stdout!.on('data', (chunk) => started.stdout.push(...String(chunk).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (chunk) => started.stderr.push(String(chunk)));
+  child.stdout.on('data', (chunk) => started.stdout.push(...String(chunk).split('\n').filter(Boolean)));
+  child.stderr.on('data', (chunk) => started.stderr.push(String(chunk)));
   return started;
 }
 
@@ -74,7 +74,12 @@ async function listeningAddress(started: Started): Promise<URL> {
 describe('configuration', () => {
   test('defaults apply when nothing is set, and production turns the explorer and introspection off', () => {
     expect(loadConfig({})).toMatchObject({
-      PORT: 4000, HOST: '127.0.0.1', PGLITE_DIR: '.data/pglite', GRAPHQL_EXPLORER: true, GRAPHQL_INTROSPECTION: true, METRICS_ENABLED: true,
+      PORT: 4000,
+      HOST: '127.0.0.1',
+      PGLITE_DIR: '.data/pglite',
+      GRAPHQL_EXPLORER: true,
+      GRAPHQL_INTROSPECTION: true,
+      METRICS_ENABLED: true,
     });
     expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ GRAPHQL_EXPLORER: false, GRAPHQL_INTROSPECTION: false });
     expect(loadConfig({ NODE_ENV: 'production', GRAPHQL_EXPLORER: 'true' })).toMatchObject({ GRAPHQL_EXPLORER: true });
@@ -118,9 +123,7 @@ describe('graceful shutdown', () => {
       socket.on('data', (chunk) => (response += String(chunk)));
       const closed = new Promise((resolve) => socket.on('close', resolve));
       await new Promise((resolve) => socket.on('connect', resolve));
-      socket.write(
-        `POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-      );
+      socket.write(`POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
       await new Promise((resolve) => setTimeout(resolve, 300));
 
       const signalledAt = Date.now();

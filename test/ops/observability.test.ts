@@ -83,7 +83,11 @@ test('no log line ever holds a token, an API key or a password', async () => {
     headers: { 'content-type': 'application/json', Authorization: `ApiKey ${tenant.apiKey}`, 'On-Behalf-Of': String(tenant.owner.id) },
     body: JSON.stringify({ query: '{ registeredUsers { id } }' }),
   });
-  await fetch(`${base}/address_book.json`, { method: 'POST', headers: { 'content-type': 'application/json', 'SVC-Token': tenant.ownerToken }, body: '{bad json' });
+  await fetch(`${base}/address_book.json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'SVC-Token': tenant.ownerToken },
+    body: '{bad json',
+  });
   await new Promise((resolve) => setImmediate(resolve));
   expect(raw.length).toBeGreaterThan(5);
   for (const secret of [...secrets, tenant.memberToken]) {

@@ -37,8 +37,7 @@ async function traceOf(exporter: InMemorySpanExporter, find: (span: ReadableSpan
   throw new Error('no server span was exported');
 }
 
-const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan) =>
-  spans.filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId);
+const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan) => spans.filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId);
 
 /** The tree as [name, kind] pairs, children sorted, SQL statements folded into one entry. */
 function shape(spans: ReadableSpan[], span: ReadableSpan): unknown {

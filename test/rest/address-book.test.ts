@@ -18,16 +18,19 @@ afterAll(async () => {
   await service.close();
 });
 
-const upload = (headers: Record<string, string>, body: unknown) =>
-  service.call('POST', '/address_book.json', { headers, body });
+const upload = (headers: Record<string, string>, body: unknown) => service.call('POST', '/address_book.json', { headers, body });
 
-const registered = (headers: Record<string, string>, query = '') =>
-  service.call('GET', `/address_book/registered_users.json${query}`, { headers });
+const registered = (headers: Record<string, string>, query = '') => service.call('GET', `/address_book/registered_users.json${query}`, { headers });
 
 describe('the answers', () => {
   test('registered users are JSON {"items":[{"user":…}]}; compact=1 holds only id and phone', async () => {
     const t = await seedTenant(service.app.services);
-    await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }] });
+    await upload(t.as.owner, {
+      contacts: [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Outsider', phone: OUTSIDER_PHONE },
+      ],
+    });
     const res = await registered(t.as.owner, '?compact=1');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -40,7 +43,9 @@ describe('the answers', () => {
     const t = await seedTenant(service.app.services);
     const taken = await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     expect([taken.status, taken.body]).toEqual([200, { created: 1, updated: 0, deleted: 0 }]);
-    const some = await upload(t.as.owner, { contacts: [{ name: 'Broken', phone: '123' }, { name: 'Outsider', phone: OUTSIDER_PHONE }, { phone: STRANGER_PHONE }] });
+    const some = await upload(t.as.owner, {
+      contacts: [{ name: 'Broken', phone: '123' }, { name: 'Outsider', phone: OUTSIDER_PHONE }, { phone: STRANGER_PHONE }],
+    });
     expect([some.status, some.body]).toEqual([200, { created: 1, updated: 0, deleted: 0, rejected: { '0': [PHONE_RULE], '2': [NAME_RULE] } }]);
   });
 
@@ -82,7 +87,12 @@ describe('the flags of the read', () => {
   // force is the upload's flag; the spec lists it on the read too, where it has no effect.
   test('force=0 and force=1 are accepted on the read and change nothing', async () => {
     const t = await seedTenant(service.app.services);
-    await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Nobody', phone: STRANGER_PHONE }] });
+    await upload(t.as.owner, {
+      contacts: [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Nobody', phone: STRANGER_PHONE },
+      ],
+    });
     const plain = await registered(t.as.owner, '?compact=1');
     for (const query of ['?compact=1&force=0', '?compact=1&force=1']) {
       const res = await registered(t.as.owner, query);
@@ -103,8 +113,18 @@ describe('the flags of the read', () => {
 describe('the flags of the upload', () => {
   test('destroy "1" as text removes the phone as destroy 1 does', async () => {
     const t = await seedTenant(service.app.services);
-    await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Outsider', phone: OUTSIDER_PHONE }] });
-    const res = await upload(t.as.owner, { contacts: [{ phone: MEMBER_PHONE, destroy: '1' }, { name: 'Nobody', phone: STRANGER_PHONE, destroy: '0' }] });
+    await upload(t.as.owner, {
+      contacts: [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Outsider', phone: OUTSIDER_PHONE },
+      ],
+    });
+    const res = await upload(t.as.owner, {
+      contacts: [
+        { phone: MEMBER_PHONE, destroy: '1' },
+        { name: 'Nobody', phone: STRANGER_PHONE, destroy: '0' },
+      ],
+    });
     expect(res.body).toEqual({ created: 1, updated: 0, deleted: 1 });
     expect(await bookOf(service, t.owner.id)).toEqual([
       { name: 'Outsider', phone: OUTSIDER_PHONE },
@@ -134,7 +154,11 @@ describe('the body of the upload', () => {
   test('fields of another JSON type than a string make the contact rejected, not the upload', async () => {
     const t = await seedTenant(service.app.services);
     const res = await upload(t.as.owner, {
-      contacts: [{ name: 'Member', phone: MEMBER_PHONE }, { name: 'Number', phone: 15550000002 }, { name: ['x'], phone: OUTSIDER_PHONE }],
+      contacts: [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Number', phone: 15550000002 },
+        { name: ['x'], phone: OUTSIDER_PHONE },
+      ],
     });
     expect(res.body).toEqual({ created: 1, updated: 0, deleted: 0, rejected: { '1': [PHONE_RULE], '2': [NAME_RULE] } });
   });

@@ -25,16 +25,12 @@ afterAll(async () => {
 });
 
 /** The object-shaped errors of the user lookup. */
-const lookup = (externalId: number, headers: Record<string, string>) =>
-  service.call('GET', `/users/external/${externalId}.json`, { headers });
+const lookup = (externalId: number, headers: Record<string, string>) => service.call('GET', `/users/external/${externalId}.json`, { headers });
 /** The list-shaped errors of the address book. */
-const registered = (headers: Record<string, string>) =>
-  service.call('GET', '/address_book/registered_users.json', { headers });
+const registered = (headers: Record<string, string>) => service.call('GET', '/address_book/registered_users.json', { headers });
 
-const sessionOf = (token: string) =>
-  service.db.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(token) } });
-const lastRequestAt = async (userId: number) =>
-  (await service.db.prisma.user.findUniqueOrThrow({ where: { id: userId } })).lastRequestAt;
+const sessionOf = (token: string) => service.db.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(token) } });
+const lastRequestAt = async (userId: number) => (await service.db.prisma.user.findUniqueOrThrow({ where: { id: userId } })).lastRequestAt;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -38,7 +38,7 @@ beforeAll(async () => {
   // resolves as in OpenAPI; its top-level OpenAPI members are inert keywords.
   for (const keyword of Object.keys(document).filter((key) => key !== 'components')) ajv.addKeyword(keyword);
   ajv.addKeyword('components');
-  ajv.addSchema(document as object, DOCUMENT_ID);
+  ajv.addSchema(document, DOCUMENT_ID);
 });
 afterAll(async () => {
   await stalling?.close();
@@ -49,8 +49,7 @@ const key = (route: RestRoute) => `${route.method} ${route.path}`;
 const operationOf = (route: RestRoute): Operation => document.paths[route.path]![route.method.toLowerCase() as 'get']!;
 const documentedStatuses = (route: RestRoute): number[] => Object.keys(operationOf(route).responses).map(Number);
 
-const pointer = (...segments: string[]): string =>
-  segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+const pointer = (...segments: string[]): string => segments.map((s) => encodeURIComponent(s.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 
 function validatorFor(route: RestRoute, status: number): ValidateFunction | undefined {
   const id = `${key(route)} ${status}`;
@@ -58,7 +57,10 @@ function validatorFor(route: RestRoute, status: number): ValidateFunction | unde
     const response = operationOf(route).responses[String(status)]!;
     if (!response.content) return undefined;
     const method = route.method.toLowerCase();
-    validators.set(id, ajv.compile({ $ref: `${DOCUMENT_ID}#/${pointer('paths', route.path, method, 'responses', String(status), 'content', 'application/json', 'schema')}` }));
+    validators.set(
+      id,
+      ajv.compile({ $ref: `${DOCUMENT_ID}#/${pointer('paths', route.path, method, 'responses', String(status), 'content', 'application/json', 'schema')}` }),
+    );
   }
   return validators.get(id);
 }
@@ -93,16 +95,20 @@ type Producer = (t: Tenant) => Promise<Request> | Request;
 
 const route = (operationId: string): RestRoute => REST_ROUTES.find((r) => r.doc.operationId === operationId)!;
 const req = (r: RestRoute, path: string, options: RequestOptions = {}): Request => ({ method: r.method, path, options });
-const newSession = async (t: Tenant, userId?: number) => ({ 'SVC-Token': (await service.app.services.applications.createSession(t.applicationId, userId)).token });
+const newSession = async (t: Tenant, userId?: number) => ({
+  'SVC-Token': (await service.app.services.applications.createSession(t.applicationId, userId)).token,
+});
 
 /** A request of each route that succeeds (also the base of the 429, 500 and 503 cases). */
 const OK: Record<string, Producer> = {
   deleteMessages: (t) => req(route('deleteMessages'), `/chat/Message/${t.messageIds[0]},ffffffffffffffffffffffff.json`, { headers: t.as.member }),
   registeredUsers: (t) => req(route('registeredUsers'), '/address_book/registered_users.json?compact=1', { headers: t.as.owner }),
-  uploadAddressBook: (t) => req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'M', phone: t.member.phone }] } }),
+  uploadAddressBook: (t) =>
+    req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'M', phone: t.member.phone }] } }),
   addressBook: (t) => req(route('addressBook'), '/address_book.json', { headers: t.as.owner }),
   userByExternalId: (t) => req(route('userByExternalId'), '/users/external/102.json', { headers: t.as.owner }),
-  createSession: (t) => req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t, { login: 'owner', password: 'password123' })), form: true }),
+  createSession: (t) =>
+    req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t, { login: 'owner', password: 'password123' })), form: true }),
   session: (t) => req(route('session'), '/session.json', { headers: t.as.owner }),
   endSession: async (t) => req(route('endSession'), '/session.json', { headers: await newSession(t, t.owner.id) }),
   login: async (t) => req(route('login'), '/login.json', { headers: await newSession(t), body: { login: 'member', password: 'password123' } }),
@@ -111,8 +117,12 @@ const OK: Record<string, Producer> = {
 
 /** The request's path, with what a status needs changed. */
 const okWith = async (operationId: string, t: Tenant, change: (r: Request) => Request): Promise<Request> => change(await OK[operationId]!(t));
-const withHeaders = (headers: Record<string, string>) => (r: Request): Request => ({ ...r, options: { ...r.options, headers } });
-const withBody = (options: RequestOptions) => (r: Request): Request => ({ ...r, options: { ...options, headers: { ...r.options?.headers, ...options.headers } } });
+const withHeaders =
+  (headers: Record<string, string>) =>
+  (r: Request): Request => ({ ...r, options: { ...r.options, headers } });
+const withBody =
+  (options: RequestOptions) =>
+  (r: Request): Request => ({ ...r, options: { ...options, headers: { ...r.options?.headers, ...options.headers } } });
 
 const OVERSIZED = JSON.stringify({ padding: 'x'.repeat(2 * 1024 * 1024 + 1) });
 
@@ -131,23 +141,28 @@ function common(r: RestRoute, status: number): Producer[] {
       return r.doc.callers === 'none' ? [] : [(t) => okWith(id, t, withHeaders({})), (t) => okWith(id, t, withHeaders({ 'QB-Token': 'nope' }))];
     case 403:
       if (r.doc.callers === 'session') return [(t) => okWith(id, t, withHeaders(t.as.apiKey))];
-      if (r.doc.callers === 'user') return [(t) => okWith(id, t, withHeaders(t.as.app)), (t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
+      if (r.doc.callers === 'user')
+        return [(t) => okWith(id, t, withHeaders(t.as.app)), (t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
       if (r.doc.callers === 'any') return [(t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
       return [];
     case 404:
       return r.url.endsWith(':file') ? [(t) => okWith(id, t, (q) => ({ ...q, path: q.path.replace(/\.json(\?|,|$)/, '$1') }))] : [];
     case 413:
-      return [async (t) => {
-        const q = await OK[id]!(t);
-        return { ...q, options: { headers: { ...q.options?.headers, 'content-type': 'application/json' }, raw: OVERSIZED } };
-      }];
+      return [
+        async (t) => {
+          const q = await OK[id]!(t);
+          return { ...q, options: { headers: { ...q.options?.headers, 'content-type': 'application/json' }, raw: OVERSIZED } };
+        },
+      ];
     case 408:
       return [async (t) => ({ ...(await OK[id]!(t)), stall: true })];
     case 415:
-      return [async (t) => {
-        const q = await OK[id]!(t);
-        return { ...q, options: { headers: { ...q.options?.headers, 'content-type': 'text/plain' }, raw: 'force=1' } };
-      }];
+      return [
+        async (t) => {
+          const q = await OK[id]!(t);
+          return { ...q, options: { headers: { ...q.options?.headers, 'content-type': 'text/plain' }, raw: 'force=1' } };
+        },
+      ];
     default:
       return [];
   }
@@ -169,12 +184,34 @@ const SPECIFIC: Record<string, Partial<Record<number, Producer[]>>> = {
     ],
   },
   registeredUsers: {
-    200: [(t) => req(route('registeredUsers'), '/address_book/registered_users.json', { headers: t.as.owner }), (t) => req(route('registeredUsers'), '/address_book/registered_users.json?udid=A&compact=0', { headers: t.as.onBehalfOf(t.owner.id) })],
-    422: [(t) => req(route('registeredUsers'), `/address_book/registered_users.json?udid=${'u'.repeat(65)}`, { headers: t.as.owner }), (t) => req(route('registeredUsers'), '/address_book/registered_users.json?compact=2', { headers: t.as.owner })],
+    200: [
+      (t) => req(route('registeredUsers'), '/address_book/registered_users.json', { headers: t.as.owner }),
+      (t) => req(route('registeredUsers'), '/address_book/registered_users.json?udid=A&compact=0', { headers: t.as.onBehalfOf(t.owner.id) }),
+    ],
+    422: [
+      (t) => req(route('registeredUsers'), `/address_book/registered_users.json?udid=${'u'.repeat(65)}`, { headers: t.as.owner }),
+      (t) => req(route('registeredUsers'), '/address_book/registered_users.json?compact=2', { headers: t.as.owner }),
+    ],
   },
   uploadAddressBook: {
-    200: [(t) => req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'x', phone: '1' }, { phone: t.member.phone, destroy: 1 }], udid: 'B', force: 1 } })],
-    422: [(t) => req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: 'x' } }), (t) => req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: [], force: 2 } })],
+    200: [
+      (t) =>
+        req(route('uploadAddressBook'), '/address_book.json', {
+          headers: t.as.owner,
+          body: {
+            contacts: [
+              { name: 'x', phone: '1' },
+              { phone: t.member.phone, destroy: 1 },
+            ],
+            udid: 'B',
+            force: 1,
+          },
+        }),
+    ],
+    422: [
+      (t) => req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: 'x' } }),
+      (t) => req(route('uploadAddressBook'), '/address_book.json', { headers: t.as.owner, body: { contacts: [], force: 2 } }),
+    ],
   },
   addressBook: {
     200: [(t) => req(route('addressBook'), `/address_book.json?${encodeURIComponent('{"udid":"A"}')}`, { headers: t.as.owner })],
@@ -183,12 +220,20 @@ const SPECIFIC: Record<string, Partial<Record<number, Producer[]>>> = {
   },
   userByExternalId: {
     200: [(t) => req(route('userByExternalId'), '/users/external/4242.json', { headers: t.as.apiKey })],
-    404: [(t) => req(route('userByExternalId'), '/users/external/999.json', { headers: t.as.owner }), (t) => req(route('userByExternalId'), '/users/external/2147483647.json', { headers: t.as.apiKey })],
-    422: [(t) => req(route('userByExternalId'), '/users/external/abc.json', { headers: t.as.owner }), (t) => req(route('userByExternalId'), '/users/external/0.json', { headers: t.as.owner })],
+    404: [
+      (t) => req(route('userByExternalId'), '/users/external/999.json', { headers: t.as.owner }),
+      (t) => req(route('userByExternalId'), '/users/external/2147483647.json', { headers: t.as.apiKey }),
+    ],
+    422: [
+      (t) => req(route('userByExternalId'), '/users/external/abc.json', { headers: t.as.owner }),
+      (t) => req(route('userByExternalId'), '/users/external/0.json', { headers: t.as.owner }),
+    ],
   },
   createSession: {
     201: [(t) => req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t)), form: true })],
-    401: [(t) => req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t, { login: 'owner', password: 'wrong-one' })), form: true })],
+    401: [
+      (t) => req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t, { login: 'owner', password: 'wrong-one' })), form: true }),
+    ],
     422: [
       (t) => req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t, undefined, { secret: 'x' })), form: true }),
       (t) => req(route('createSession'), '/session.json', { body: restForm(signedSessionRequest(t, undefined, { authKey: 'x' })), form: true }),
@@ -266,10 +311,25 @@ describe('the document', () => {
     const lookup = route('userByExternalId');
     const validate = validatorFor(lookup, 200)!;
     const user = {
-      id: 1, full_name: null, email: null, login: 'x', phone: null, website: null,
-      created_at: '2024-01-01T00:00:00.000Z', updated_at: '2024-01-01T00:00:00.000Z', last_request_at: null,
-      external_user_id: 1, facebook_id: null, twitter_id: null, blob_id: null, custom_data: null,
-      age_over16: false, allow_statistics_analysis: false, allow_sales_activities: false, parents_contacts: '', user_tags: '',
+      id: 1,
+      full_name: null,
+      email: null,
+      login: 'x',
+      phone: null,
+      website: null,
+      created_at: '2024-01-01T00:00:00.000Z',
+      updated_at: '2024-01-01T00:00:00.000Z',
+      last_request_at: null,
+      external_user_id: 1,
+      facebook_id: null,
+      twitter_id: null,
+      blob_id: null,
+      custom_data: null,
+      age_over16: false,
+      allow_statistics_analysis: false,
+      allow_sales_activities: false,
+      parents_contacts: '',
+      user_tags: '',
     };
     expect(validate({ user })).toBe(true);
     expect(validate({ user: { ...user, extra: 1 } })).toBe(false);

@@ -108,7 +108,9 @@ const anyText = (minLength: number, maxLength: number): fc.Arbitrary<string> =>
     .oneof(
       fc.string({ unit: 'grapheme', minLength, maxLength }),
       fc.string({ unit: 'binary', minLength, maxLength }),
-      fc.constantFrom('a&b=c', 'user[login]=x&', '[]=&%20+', ' padded ', '\u00e9l\u00e8ve \u{1F600}', '%41%', 'x'.repeat(maxLength)).map((s) => s + '='.repeat(Math.max(0, minLength - [...s].length))),
+      fc
+        .constantFrom('a&b=c', 'user[login]=x&', '[]=&%20+', ' padded ', '\u00e9l\u00e8ve \u{1F600}', '%41%', 'x'.repeat(maxLength))
+        .map((s) => s + '='.repeat(Math.max(0, minLength - [...s].length))),
     )
     // Lengths as the user model counts them: code points.
     .filter((s) => !s.includes('\u0000') && [...s].length >= minLength && s.length <= 255);
@@ -138,37 +140,48 @@ const TIMEOUT = LONG ? 1_800_000 : 600_000;
 // ---------------------------------------------------------------------------
 
 describe('a correctly signed request', () => {
-  test('is accepted on every surface, for any login, email, password and nonce, signed with SHA-1 or SHA-256; its token then reads that session', async () => {
-    const seen = new Set<Surface>();
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...SURFACES), fc.constantFrom('sha1' as const, 'sha256' as const), validNonce, user, fc.boolean(), async (surface, algorithm, nonce, u, numbers) => {
-        // An application of its own each run: any login is free in it.
-        const { application, authKey, authSecret } = await service.app.services.applications.create('signatures');
-        let userId: number | null = null;
-        if (u) {
-          const created = await service.app.services.users.create({
-            applicationId: application.id,
-            login: u.by === 'login' ? u.login : 'by-email',
-            password: u.password,
-            ...(u.by === 'email' ? { email: u.email } : {}),
-          });
-          userId = created.id;
-        }
-        const credentials = u && (u.by === 'login' ? { login: u.login, password: u.password } : { email: u.email, password: u.password });
-        const request = signedSessionRequest({ applicationId: application.id, authKey, authSecret }, credentials, { nonce: freshNonce(nonce), algorithm });
-        const answer = await sendChecked(surface, parametersOf(request), numbers);
-        expect(answer.outcome).toBe('created');
-        expect(answer.session).toMatchObject({ applicationId: application.id, userId, ts: Number(request.timestamp) });
-        // REST answers a numeric nonce as a number (QuickBlox's shape): compared as text.
-        expect(answer.session!.nonce).toBe(/^[0-9]{1,15}$/.test(request.nonce) ? String(Number(request.nonce)) : request.nonce);
-        const shown = await service.rest('GET', '/session.json', { headers: { 'QB-Token': answer.session!.token } });
-        expect([shown.status, shown.body.session?.id, shown.body.session?.user_id]).toEqual([200, answer.session!.id, userId ?? 0]);
-        seen.add(surface);
-      }),
-      runs(45),
-    );
-    expect([...seen].sort()).toEqual([...SURFACES].sort());
-  }, TIMEOUT);
+  test(
+    'is accepted on every surface, for any login, email, password and nonce, signed with SHA-1 or SHA-256; its token then reads that session',
+    async () => {
+      const seen = new Set<Surface>();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...SURFACES),
+          fc.constantFrom('sha1' as const, 'sha256' as const),
+          validNonce,
+          user,
+          fc.boolean(),
+          async (surface, algorithm, nonce, u, numbers) => {
+            // An application of its own each run: any login is free in it.
+            const { application, authKey, authSecret } = await service.app.services.applications.create('signatures');
+            let userId: number | null = null;
+            if (u) {
+              const created = await service.app.services.users.create({
+                applicationId: application.id,
+                login: u.by === 'login' ? u.login : 'by-email',
+                password: u.password,
+                ...(u.by === 'email' ? { email: u.email } : {}),
+              });
+              userId = created.id;
+            }
+            const credentials = u && (u.by === 'login' ? { login: u.login, password: u.password } : { email: u.email, password: u.password });
+            const request = signedSessionRequest({ applicationId: application.id, authKey, authSecret }, credentials, { nonce: freshNonce(nonce), algorithm });
+            const answer = await sendChecked(surface, parametersOf(request), numbers);
+            expect(answer.outcome).toBe('created');
+            expect(answer.session).toMatchObject({ applicationId: application.id, userId, ts: Number(request.timestamp) });
+            // REST answers a numeric nonce as a number (QuickBlox's shape): compared as text.
+            expect(answer.session!.nonce).toBe(/^[0-9]{1,15}$/.test(request.nonce) ? String(Number(request.nonce)) : request.nonce);
+            const shown = await service.rest('GET', '/session.json', { headers: { 'QB-Token': answer.session!.token } });
+            expect([shown.status, shown.body.session?.id, shown.body.session?.user_id]).toEqual([200, answer.session!.id, userId ?? 0]);
+            seen.add(surface);
+          },
+        ),
+        runs(45),
+      );
+      expect([...seen].sort()).toEqual([...SURFACES].sort());
+    },
+    TIMEOUT,
+  );
 });
 
 describe('a request changed after signing', () => {
@@ -179,7 +192,7 @@ describe('a request changed after signing', () => {
     /** A user added to a request signed without one, or the user removed from one signed with it. */
     | { kind: 'user added or removed' }
     | { kind: 'timestamp with a leading zero' }
-    | { kind: 'another secret'; secret: string | 'the other application’s' }
+    | { kind: 'another secret'; secret: string /* or 'the other application’s' */ }
     | { kind: 'application'; which: 'the other application’s id' | 'the other application’s auth key' | 'any auth key'; authKey: string };
 
   const change: fc.Arbitrary<Change> = fc.oneof(
@@ -189,7 +202,10 @@ describe('a request changed after signing', () => {
         kind: fc.constant('signature' as const),
         how: fc.constantFrom('replace' as const, 'replace' as const, 'insert' as const, 'delete' as const),
         at: fc.nat(64),
-        char: fc.oneof(fc.constantFrom(...'0123456789abcdefABCDEF'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => c !== '\u0000')),
+        char: fc.oneof(
+          fc.constantFrom(...'0123456789abcdefABCDEF'),
+          fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => c !== '\u0000'),
+        ),
       }),
     },
     {
@@ -202,7 +218,13 @@ describe('a request changed after signing', () => {
     },
     { weight: 1, arbitrary: fc.constant({ kind: 'user added or removed' as const }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'timestamp with a leading zero' as const }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('another secret' as const), secret: fc.oneof(fc.constant('the other application’s' as const), fc.string({ maxLength: 50 })) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('another secret' as const),
+        secret: fc.oneof(fc.constant('the other application’s' as const), fc.string({ maxLength: 50 })),
+      }),
+    },
     {
       weight: 1,
       arbitrary: fc.record({
@@ -256,71 +278,87 @@ describe('a request changed after signing', () => {
       }
       case 'application':
         // README's order: the application and its auth key are checked before the signature.
-        if (c.which === 'the other application’s id') return { parameters: { ...parameters, application_id: String(other.applicationId) }, expected: 'UNKNOWN_APPLICATION' };
+        if (c.which === 'the other application’s id')
+          return { parameters: { ...parameters, application_id: String(other.applicationId) }, expected: 'UNKNOWN_APPLICATION' };
         if (c.which === 'the other application’s auth key') return { parameters: { ...parameters, auth_key: other.authKey }, expected: 'UNKNOWN_APPLICATION' };
         if (c.authKey === t.authKey) return undefined;
         return { parameters: { ...parameters, auth_key: c.authKey }, expected: 'UNKNOWN_APPLICATION' };
     }
   }
 
-  test('is refused with its documented answer (INVALID_SIGNATURE; UNKNOWN_APPLICATION for the application or key; BAD_USER_INPUT for a signature past 64 characters) and stores nothing, on every surface', async () => {
-    const kinds = new Set<string>();
-    const surfaces = new Set<string>();
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...SURFACES),
-        fc.constantFrom(0, 1),
-        fc.constantFrom('sha1' as const, 'sha256' as const),
-        validNonce,
-        fc.constantFrom(undefined, { login: 'member', password: 'password123' }, { email: 'owner@example.com', password: 'password123' }),
-        change,
-        async (surface, i, algorithm, nonce, u, c) => {
-          const [t, other] = i === 0 ? tenants : [tenants[1], tenants[0]];
-          const request = signedSessionRequest(t, u, { nonce: freshNonce(nonce), algorithm });
-          const wrong = changed(request, c, t, other);
-          fc.pre(wrong !== undefined);
-          const answer = await sendChecked(surface, wrong.parameters);
-          // REST's 422 names its parameter; GraphQL's code is enough.
-          expect(answer.outcome).toBe(wrong.expected === 'BAD_USER_INPUT' && surface !== 'GraphQL' ? 'BAD_USER_INPUT signature' : wrong.expected);
-          kinds.add(c.kind);
-          surfaces.add(surface);
-          // The request as signed is still good: the refusal was the change's.
-          expect((await sendChecked(surface, parametersOf(request))).outcome).toBe('created');
-        },
-      ),
-      runs(120),
-    );
-    expect(kinds.size).toBe(6);
-    expect(surfaces.size).toBe(SURFACES.length);
-  }, TIMEOUT);
+  test(
+    'is refused with its documented answer (INVALID_SIGNATURE; UNKNOWN_APPLICATION for the application or key; BAD_USER_INPUT for a signature past 64 characters) and stores nothing, on every surface',
+    async () => {
+      const kinds = new Set<string>();
+      const surfaces = new Set<string>();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...SURFACES),
+          fc.constantFrom(0, 1),
+          fc.constantFrom('sha1' as const, 'sha256' as const),
+          validNonce,
+          fc.constantFrom(undefined, { login: 'member', password: 'password123' }, { email: 'owner@example.com', password: 'password123' }),
+          change,
+          async (surface, i, algorithm, nonce, u, c) => {
+            const [t, other] = i === 0 ? tenants : [tenants[1], tenants[0]];
+            const request = signedSessionRequest(t, u, { nonce: freshNonce(nonce), algorithm });
+            const wrong = changed(request, c, t, other);
+            fc.pre(wrong !== undefined);
+            const answer = await sendChecked(surface, wrong.parameters);
+            // REST's 422 names its parameter; GraphQL's code is enough.
+            expect(answer.outcome).toBe(wrong.expected === 'BAD_USER_INPUT' && surface !== 'GraphQL' ? 'BAD_USER_INPUT signature' : wrong.expected);
+            kinds.add(c.kind);
+            surfaces.add(surface);
+            // The request as signed is still good: the refusal was the change's.
+            expect((await sendChecked(surface, parametersOf(request))).outcome).toBe('created');
+          },
+        ),
+        runs(120),
+      );
+      expect(kinds.size).toBe(6);
+      expect(surfaces.size).toBe(SURFACES.length);
+    },
+    TIMEOUT,
+  );
 });
 
 describe('the timestamp window', () => {
-  test('a timestamp at most the window away from the server’s clock, either way, is accepted; one further is refused TIMESTAMP_OUT_OF_WINDOW and stores nothing', async () => {
-    const counts = { accepted: 0, refused: 0 };
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(...SURFACES),
-        // Any instant from 2001 to 2096, to the millisecond.
-        fc.integer({ min: 1_000_000_000_000, max: 4_000_000_000_000 }),
-        fc.oneof({ weight: 3, arbitrary: fc.integer({ min: -WINDOW - 3, max: WINDOW + 3 }) }, { weight: 1, arbitrary: fc.integer({ min: -10_000_000, max: 10_000_000 }) }),
-        validNonce,
-        async (surface, now, offset, nonce) => {
-          clock = now;
-          const timestamp = Math.floor(now / 1000) + offset;
-          const request = signedSessionRequest(tenants[0], undefined, { timestamp, nonce: freshNonce(nonce) });
-          const answer = await sendChecked(surface, parametersOf(request));
-          // README: at most SESSION_TIMESTAMP_WINDOW_S from the server's clock (which has milliseconds).
-          const inside = Math.abs(timestamp - now / 1000) <= WINDOW;
-          expect({ offset, ms: now % 1000, outcome: answer.outcome }).toEqual({ offset, ms: now % 1000, outcome: inside ? 'created' : 'TIMESTAMP_OUT_OF_WINDOW' });
-          counts[inside ? 'accepted' : 'refused']++;
-        },
-      ),
-      runs(120),
-    );
-    expect(counts.accepted).toBeGreaterThan(10);
-    expect(counts.refused).toBeGreaterThan(10);
-  }, TIMEOUT);
+  test(
+    'a timestamp at most the window away from the server’s clock, either way, is accepted; one further is refused TIMESTAMP_OUT_OF_WINDOW and stores nothing',
+    async () => {
+      const counts = { accepted: 0, refused: 0 };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...SURFACES),
+          // Any instant from 2001 to 2096, to the millisecond.
+          fc.integer({ min: 1_000_000_000_000, max: 4_000_000_000_000 }),
+          fc.oneof(
+            { weight: 3, arbitrary: fc.integer({ min: -WINDOW - 3, max: WINDOW + 3 }) },
+            { weight: 1, arbitrary: fc.integer({ min: -10_000_000, max: 10_000_000 }) },
+          ),
+          validNonce,
+          async (surface, now, offset, nonce) => {
+            clock = now;
+            const timestamp = Math.floor(now / 1000) + offset;
+            const request = signedSessionRequest(tenants[0], undefined, { timestamp, nonce: freshNonce(nonce) });
+            const answer = await sendChecked(surface, parametersOf(request));
+            // README: at most SESSION_TIMESTAMP_WINDOW_S from the server's clock (which has milliseconds).
+            const inside = Math.abs(timestamp - now / 1000) <= WINDOW;
+            expect({ offset, ms: now % 1000, outcome: answer.outcome }).toEqual({
+              offset,
+              ms: now % 1000,
+              outcome: inside ? 'created' : 'TIMESTAMP_OUT_OF_WINDOW',
+            });
+            counts[inside ? 'accepted' : 'refused']++;
+          },
+        ),
+        runs(120),
+      );
+      expect(counts.accepted).toBeGreaterThan(10);
+      expect(counts.refused).toBeGreaterThan(10);
+    },
+    TIMEOUT,
+  );
 
   test('the window’s exact edges: WINDOW seconds either way is accepted, one more is not (a clock on a whole second)', async () => {
     clock = 1_800_000_000_000;
@@ -333,56 +371,66 @@ describe('the timestamp window', () => {
 });
 
 describe('replays', () => {
-  test('the same (timestamp, nonce) again is refused NONCE_REUSED on any surface and stores nothing; the same nonce at another timestamp, or in another application, is accepted', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.tuple(fc.constantFrom(...SURFACES), fc.constantFrom(...SURFACES), fc.constantFrom(...SURFACES)),
-        validNonce,
-        fc.integer({ min: -(WINDOW - 10), max: WINDOW - 10 }),
-        fc.integer({ min: 1, max: 9 }).chain((k) => fc.constantFrom(k, -k)),
-        fc.constantFrom(undefined, { login: 'outsider', password: 'password123' }),
-        async ([first, second, third], nonce, offset, shift, u) => {
-          const n = freshNonce(nonce);
-          const timestamp = nowSeconds() + offset;
-          const original = signedSessionRequest(tenants[0], u, { timestamp, nonce: n, algorithm: 'sha256' });
-          expect((await sendChecked(first, parametersOf(original))).outcome).toBe('created');
-          // Signed again, the same parameters are the same request (HMAC is deterministic): a replay, whatever the encoding.
-          const again = signedSessionRequest(tenants[0], u, { timestamp, nonce: n, algorithm: 'sha1' });
-          expect((await sendChecked(second, parametersOf(again))).outcome).toBe('NONCE_REUSED');
-          expect((await sendChecked(third, parametersOf(signedSessionRequest(tenants[0], u, { timestamp: timestamp + shift, nonce: n })))).outcome).toBe('created');
-          expect((await sendChecked(second, parametersOf(signedSessionRequest(tenants[1], undefined, { timestamp, nonce: n })))).outcome).toBe('created');
-        },
-      ),
-      runs(30),
-    );
-  }, TIMEOUT);
+  test(
+    'the same (timestamp, nonce) again is refused NONCE_REUSED on any surface and stores nothing; the same nonce at another timestamp, or in another application, is accepted',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.tuple(fc.constantFrom(...SURFACES), fc.constantFrom(...SURFACES), fc.constantFrom(...SURFACES)),
+          validNonce,
+          fc.integer({ min: -(WINDOW - 10), max: WINDOW - 10 }),
+          fc.integer({ min: 1, max: 9 }).chain((k) => fc.constantFrom(k, -k)),
+          fc.constantFrom(undefined, { login: 'outsider', password: 'password123' }),
+          async ([first, second, third], nonce, offset, shift, u) => {
+            const n = freshNonce(nonce);
+            const timestamp = nowSeconds() + offset;
+            const original = signedSessionRequest(tenants[0], u, { timestamp, nonce: n, algorithm: 'sha256' });
+            expect((await sendChecked(first, parametersOf(original))).outcome).toBe('created');
+            // Signed again, the same parameters are the same request (HMAC is deterministic): a replay, whatever the encoding.
+            const again = signedSessionRequest(tenants[0], u, { timestamp, nonce: n, algorithm: 'sha1' });
+            expect((await sendChecked(second, parametersOf(again))).outcome).toBe('NONCE_REUSED');
+            expect((await sendChecked(third, parametersOf(signedSessionRequest(tenants[0], u, { timestamp: timestamp + shift, nonce: n })))).outcome).toBe(
+              'created',
+            );
+            expect((await sendChecked(second, parametersOf(signedSessionRequest(tenants[1], undefined, { timestamp, nonce: n })))).outcome).toBe('created');
+          },
+        ),
+        runs(30),
+      );
+    },
+    TIMEOUT,
+  );
 
-  test('a replay is never accepted however the clock moves: NONCE_REUSED while its timestamp is inside the window, TIMESTAMP_OUT_OF_WINDOW after; each refusal stores nothing', async () => {
-    // One application for the whole property, its clock only moving forward:
-    // pairs of earlier runs leave the window while later replays are refused.
-    const t = await seedTenant(service.app.services);
-    let now = 2_000_000_000_000;
-    await fc.assert(
-      fc.asyncProperty(
-        validNonce,
-        fc.integer({ min: -(WINDOW - 1), max: WINDOW - 1 }),
-        fc.array(fc.integer({ min: 0, max: WINDOW }), { minLength: 1, maxLength: 6 }),
-        fc.constantFrom(...SURFACES),
-        async (nonce, offset, steps, surface) => {
-          clock = now;
-          const request = signedSessionRequest(t, undefined, { timestamp: Math.floor(now / 1000) + offset, nonce: freshNonce(nonce) });
-          expect((await sendChecked(surface, parametersOf(request))).outcome).toBe('created');
-          for (const step of steps) {
-            now += step * 1000;
+  test(
+    'a replay is never accepted however the clock moves: NONCE_REUSED while its timestamp is inside the window, TIMESTAMP_OUT_OF_WINDOW after; each refusal stores nothing',
+    async () => {
+      // One application for the whole property, its clock only moving forward:
+      // pairs of earlier runs leave the window while later replays are refused.
+      const t = await seedTenant(service.app.services);
+      let now = 2_000_000_000_000;
+      await fc.assert(
+        fc.asyncProperty(
+          validNonce,
+          fc.integer({ min: -(WINDOW - 1), max: WINDOW - 1 }),
+          fc.array(fc.integer({ min: 0, max: WINDOW }), { minLength: 1, maxLength: 6 }),
+          fc.constantFrom(...SURFACES),
+          async (nonce, offset, steps, surface) => {
             clock = now;
-            const inside = Math.abs(Number(request.timestamp) - now / 1000) <= WINDOW;
-            expect((await sendChecked(surface, parametersOf(request))).outcome).toBe(inside ? 'NONCE_REUSED' : 'TIMESTAMP_OUT_OF_WINDOW');
-          }
-        },
-      ),
-      runs(40),
-    );
-  }, TIMEOUT);
+            const request = signedSessionRequest(t, undefined, { timestamp: Math.floor(now / 1000) + offset, nonce: freshNonce(nonce) });
+            expect((await sendChecked(surface, parametersOf(request))).outcome).toBe('created');
+            for (const step of steps) {
+              now += step * 1000;
+              clock = now;
+              const inside = Math.abs(Number(request.timestamp) - now / 1000) <= WINDOW;
+              expect((await sendChecked(surface, parametersOf(request))).outcome).toBe(inside ? 'NONCE_REUSED' : 'TIMESTAMP_OUT_OF_WINDOW');
+            }
+          },
+        ),
+        runs(40),
+      );
+    },
+    TIMEOUT,
+  );
 
   // Was a src bug (src/db/statements/sessions.ts CREATE): the statement that
   // records a pair forgot the application's pairs that had left the window in
@@ -407,25 +455,34 @@ describe('replays', () => {
 });
 
 describe('racing copies', () => {
-  test('identical requests sent at once create exactly one session; the others are refused NONCE_REUSED', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom(...SURFACES), { minLength: 2, maxLength: 10 }), validNonce, fc.constantFrom(undefined, { login: 'member', password: 'password123' }), async (surfaces, nonce, u) => {
-        const t = tenants[1];
-        const request = signedSessionRequest(t, u, { nonce: freshNonce(nonce) } satisfies SignOptions);
-        const before = await digest(service.db.pool);
-        const answers = await Promise.all(surfaces.map((surface) => send(surface, parametersOf(request))));
-        const outcomes = answers.map((a) => a.outcome).sort();
-        expect(outcomes).toEqual(['created', ...Array<string>(surfaces.length - 1).fill('NONCE_REUSED')].sort());
-        const { rows } = await service.db.pool.query<{ sessions: number; nonces: number }>(
-          `SELECT (SELECT count(*)::int FROM sessions WHERE application_id = $1 AND nonce = $2) AS sessions,
+  test(
+    'identical requests sent at once create exactly one session; the others are refused NONCE_REUSED',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.constantFrom(...SURFACES), { minLength: 2, maxLength: 10 }),
+          validNonce,
+          fc.constantFrom(undefined, { login: 'member', password: 'password123' }),
+          async (surfaces, nonce, u) => {
+            const t = tenants[1];
+            const request = signedSessionRequest(t, u, { nonce: freshNonce(nonce) } satisfies SignOptions);
+            const before = await digest(service.db.pool);
+            const answers = await Promise.all(surfaces.map((surface) => send(surface, parametersOf(request))));
+            const outcomes = answers.map((a) => a.outcome).sort();
+            expect(outcomes).toEqual(['created', ...Array<string>(surfaces.length - 1).fill('NONCE_REUSED')].sort());
+            const { rows } = await service.db.pool.query<{ sessions: number; nonces: number }>(
+              `SELECT (SELECT count(*)::int FROM sessions WHERE application_id = $1 AND nonce = $2) AS sessions,
                   (SELECT count(*)::int FROM session_nonces WHERE application_id = $1 AND nonce = $2) AS nonces`,
-          [t.applicationId, request.nonce],
-        );
-        expect(rows[0]).toEqual({ sessions: 1, nonces: 1 });
-        const after = await digest(service.db.pool);
-        expect(after.sessions!.rows).toBe(before.sessions!.rows + 1);
-      }),
-      runs(15),
-    );
-  }, TIMEOUT);
+              [t.applicationId, request.nonce],
+            );
+            expect(rows[0]).toEqual({ sessions: 1, nonces: 1 });
+            const after = await digest(service.db.pool);
+            expect(after.sessions!.rows).toBe(before.sessions!.rows + 1);
+          },
+        ),
+        runs(15),
+      );
+    },
+    TIMEOUT,
+  );
 });

@@ -37,8 +37,30 @@ describe('QB-Token', () => {
 
   test.each([
     ['SVC-Token and QB-Token', { 'SVC-Token': 'a', 'QB-Token': 'b' }, 'Send one session token header (SVC-Token or QB-Token), not several'],
-    ['the same token in both', { get 'SVC-Token'() { return t.ownerToken; }, get 'QB-Token'() { return t.ownerToken; } }, 'Send one session token header (SVC-Token or QB-Token), not several'],
-    ['QB-Token and Authorization', { get 'QB-Token'() { return t.ownerToken; }, get Authorization() { return `ApiKey ${t.apiKey}`; } }, 'Send either SVC-Token or Authorization, not both'],
+    [
+      'the same token in both',
+      {
+        get 'SVC-Token'() {
+          return t.ownerToken;
+        },
+        get 'QB-Token'() {
+          return t.ownerToken;
+        },
+      },
+      'Send one session token header (SVC-Token or QB-Token), not several',
+    ],
+    [
+      'QB-Token and Authorization',
+      {
+        get 'QB-Token'() {
+          return t.ownerToken;
+        },
+        get Authorization() {
+          return `ApiKey ${t.apiKey}`;
+        },
+      },
+      'Send either SVC-Token or Authorization, not both',
+    ],
   ])('%s together are the documented 400', async (_what, headers, message) => {
     const res = await service.call('GET', '/address_book/registered_users.json', { headers: { ...headers } });
     expect([res.status, res.body]).toEqual([400, { errors: [message] }]);
@@ -83,14 +105,17 @@ describe('QB-Token', () => {
     }
   });
 
-  test.each(['', 'Authorization', 'bad header!', 'SVC-Token,,On-Behalf-Of'])('SESSION_TOKEN_HEADERS=%p stops the service at start with the variable named', (value) => {
-    if (value === '') {
-      // Empty counts as unset: the default.
-      expect(loadConfig({ SESSION_TOKEN_HEADERS: value }).SESSION_TOKEN_HEADERS).toEqual(['svc-token', 'qb-token']);
-      return;
-    }
-    expect(() => loadConfig({ SESSION_TOKEN_HEADERS: value })).toThrow(/^Invalid configuration:\n {2}SESSION_TOKEN_HEADERS: /);
-  });
+  test.each(['', 'Authorization', 'bad header!', 'SVC-Token,,On-Behalf-Of'])(
+    'SESSION_TOKEN_HEADERS=%p stops the service at start with the variable named',
+    (value) => {
+      if (value === '') {
+        // Empty counts as unset: the default.
+        expect(loadConfig({ SESSION_TOKEN_HEADERS: value }).SESSION_TOKEN_HEADERS).toEqual(['svc-token', 'qb-token']);
+        return;
+      }
+      expect(() => loadConfig({ SESSION_TOKEN_HEADERS: value })).toThrow(/^Invalid configuration:\n {2}SESSION_TOKEN_HEADERS: /);
+    },
+  );
 });
 
 describe('QB-Token-ExpirationDate', () => {
@@ -220,7 +245,11 @@ describe('CORS for QuickBlox browser apps', () => {
     const cors = await startService(appOptionsFromConfig(loadConfig({ CORS_ORIGINS: 'https://app.example.com', RATE_LIMIT_ENABLED: 'false' })));
     try {
       const preflight = await cors.rest('OPTIONS', '/address_book.json', {
-        headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'qb-token,qb-sdk,qb-os,content-type' },
+        headers: {
+          Origin: 'https://app.example.com',
+          'Access-Control-Request-Method': 'POST',
+          'Access-Control-Request-Headers': 'qb-token,qb-sdk,qb-os,content-type',
+        },
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-headers')?.split(/, */)).toEqual(expect.arrayContaining(['qb-token', 'qb-sdk', 'qb-os', 'svc-token']));

@@ -14,8 +14,7 @@ afterAll(async () => {
   await service.close();
 });
 
-const lookup = (externalId: string | number, headers: Record<string, string> = {}) =>
-  service.call('GET', `/users/external/${externalId}.json`, { headers });
+const lookup = (externalId: string | number, headers: Record<string, string> = {}) => service.call('GET', `/users/external/${externalId}.json`, { headers });
 
 describe('the answer', () => {
   test('is JSON holding the record under "user" alone', async () => {

@@ -91,9 +91,7 @@ withRedis('one credential budget across two instances: exactly the budget is ser
   expect(served).toHaveLength(budget);
   expect(answers.slice(budget).every((res) => res.status === 429)).toBe(true);
   // Each counted answer says where the shared budget stands, whichever instance gave it.
-  expect(served.map((res) => Number(res.headers.get('ratelimit-remaining')))).toEqual(
-    Array.from({ length: budget }, (_, i) => budget - 1 - i),
-  );
+  expect(served.map((res) => Number(res.headers.get('ratelimit-remaining')))).toEqual(Array.from({ length: budget }, (_, i) => budget - 1 - i));
   for (const res of answers) {
     expect(res.headers.get('ratelimit-limit')).toBe(String(budget));
     expect(Number(res.headers.get('ratelimit-reset'))).toBeGreaterThan(0);

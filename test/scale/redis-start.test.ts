@@ -45,8 +45,8 @@ function service(redisPort: number, env: Record<string, string> = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  child.stdout!.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (chunk) => lines.push(String(chunk)));
+  child.stdout.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
+  child.stderr.on('data', (chunk) => lines.push(String(chunk)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, lines, exited, has: (text: string) => lines.some((line) => line.includes(text)) };
 }

@@ -78,7 +78,9 @@ beforeAll(async () => {
   try {
     redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
   } catch {
-    console.warn(`timelines.test.ts: Redis at ${REDIS_URL} unreachable: the position handed out on the old timeline cannot reach the new primary's instance, so that case is skipped`);
+    console.warn(
+      `timelines.test.ts: Redis at ${REDIS_URL} unreachable: the position handed out on the old timeline cannot reach the new primary's instance, so that case is skipped`,
+    );
   }
 }, 60_000);
 
@@ -131,7 +133,9 @@ function failover(): Promise<void> {
     const oldWorld = await instance(onA, D);
     before = await seedTenant(oldWorld.app.services);
     // The owner's book lists the member: written on A, replayed by B before it is promoted.
-    expect((await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(300);
+    expect((await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(
+      300,
+    );
     await replayed(B, await lsnOf(A, 'pg_current_wal_insert_lsn'));
     await sql(B, 'SELECT pg_promote(true, 60)');
     C = createStandby(B, await freePort());
@@ -140,7 +144,9 @@ function failover(): Promise<void> {
     closers.push(() => onB.close());
     // A goes on writing on timeline 1, and so does the caller through A's instance: a position past the fork, ahead of B.
     await aWritesOn();
-    expect((await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Stranger', phone: STRANGER_PHONE }] })).status).toBeLessThan(300);
+    expect(
+      (await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Stranger', phone: STRANGER_PHONE }] })).status,
+    ).toBeLessThan(300);
     await replayed(D, await lsnOf(A, 'pg_current_wal_insert_lsn'));
   })();
   return failedOver;

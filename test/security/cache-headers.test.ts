@@ -35,9 +35,7 @@ afterAll(async () => {
 /** Every method and path the service routes, from Fastify's own table. */
 function routeTable(): { method: string; url: string }[] {
   const printed = service.app.fastify.printRoutes({ commonPrefix: false });
-  const routes = [...printed.matchAll(/── (\S+) \(([A-Z, ]+)\)/g)].flatMap(([, url, methods]) =>
-    methods!.split(', ').map((method) => ({ method, url: url! })),
-  );
+  const routes = [...printed.matchAll(/── (\S+) \(([A-Z, ]+)\)/g)].flatMap(([, url, methods]) => methods!.split(', ').map((method) => ({ method, url: url! })));
   expect(routes.length).toBeGreaterThan(20);
   return routes;
 }
@@ -58,12 +56,21 @@ function send(method: string, path: string, headers: Record<string, string>): Pr
   const withBody = method === 'POST' || method === 'DELETE';
   return fetchResult(`${service.baseUrl}${path}`, {
     method,
-    headers: { origin: 'https://app.example', ...(method === 'OPTIONS' ? { 'access-control-request-method': 'GET' } : {}), ...(withBody ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      origin: 'https://app.example',
+      ...(method === 'OPTIONS' ? { 'access-control-request-method': 'GET' } : {}),
+      ...(withBody ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: withBody ? (path === '/graphql' ? JSON.stringify({ query: '{ registeredUsers { id } }' }) : '{}') : undefined,
   });
 }
 
-const varyOf = (res: HttpResult): string[] => (res.headers.get('vary') ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+const varyOf = (res: HttpResult): string[] =>
+  (res.headers.get('vary') ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase())
+    .filter(Boolean);
 const CREDENTIAL_HEADERS = ['svc-token', 'qb-token', 'x-app-token', 'authorization', 'on-behalf-of'];
 
 describe('every route of the table', () => {
@@ -160,8 +167,10 @@ describe('over a budget, and with the browser cache allowed', () => {
     }
   });
 
-  test('CACHE_PRIVATE_MAX_AGE_S lets the caller keep successful reads, never errors or writes; CACHE_PUBLIC_MAX_AGE_S sets the documents\'', async () => {
-    const configured = await startService(appOptionsFromConfig(loadConfig({ RATE_LIMIT_ENABLED: 'false', CACHE_PRIVATE_MAX_AGE_S: '60', CACHE_PUBLIC_MAX_AGE_S: '0' })));
+  test("CACHE_PRIVATE_MAX_AGE_S lets the caller keep successful reads, never errors or writes; CACHE_PUBLIC_MAX_AGE_S sets the documents'", async () => {
+    const configured = await startService(
+      appOptionsFromConfig(loadConfig({ RATE_LIMIT_ENABLED: 'false', CACHE_PRIVATE_MAX_AGE_S: '60', CACHE_PUBLIC_MAX_AGE_S: '0' })),
+    );
     try {
       const get = (path: string, headers: Record<string, string> = {}, init: RequestInit = {}) =>
         fetchResult(`${configured.baseUrl}${path}`, { ...init, headers: { ...headers, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
@@ -203,10 +212,16 @@ describe('the OpenAPI document', () => {
         for (const [status, response] of Object.entries(operation.responses)) {
           const where = `${method.toUpperCase()} ${path} ${status}`;
           expect([where, Object.keys(response.headers ?? {})]).toEqual([where, expect.arrayContaining(['Cache-Control', 'Vary'])]);
-          expect([where, response.headers!.Vary!.description]).toEqual([where, expect.stringContaining('svc-token, qb-token, x-app-token, authorization, on-behalf-of')]);
+          expect([where, response.headers!.Vary!.description]).toEqual([
+            where,
+            expect.stringContaining('svc-token, qb-token, x-app-token, authorization, on-behalf-of'),
+          ]);
           const cacheControl = response.headers!['Cache-Control']!.schema;
           const readSuccess = method === 'get' && status.startsWith('2');
-          expect([where, readSuccess ? cacheControl.pattern : cacheControl.const]).toEqual([where, readSuccess ? '^private, (no-store|max-age=[0-9]+)$' : 'private, no-store']);
+          expect([where, readSuccess ? cacheControl.pattern : cacheControl.const]).toEqual([
+            where,
+            readSuccess ? '^private, (no-store|max-age=[0-9]+)$' : 'private, no-store',
+          ]);
           responses++;
         }
       }

@@ -84,7 +84,9 @@ test('two aliased registeredUsers with different udids are answered, each from i
 test('10 aliased uploadAddressBook of 10,000 contacts each (one variable, ten devices): refused, nothing stored', async () => {
   const contacts = Array.from({ length: 10_000 }, (_, i) => ({ name: `C${i}`, phone: `+1666${String(i).padStart(7, '0')}` }));
   const before = await service.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts');
-  const res = await gql(`mutation($c: [ContactInput!]!) { ${aliased(10, (i) => `uploadAddressBook(contacts: $c, udid: "dev${i}") { created }`)} }`, { c: contacts });
+  const res = await gql(`mutation($c: [ContactInput!]!) { ${aliased(10, (i) => `uploadAddressBook(contacts: $c, udid: "dev${i}") { created }`)} }`, {
+    c: contacts,
+  });
   expectRefused(res, /^at most 10000 contacts per document, all uploadAddressBook fields together \(got 100000\)$/);
   const after = await service.db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM contacts');
   expect(after.rows[0]!.n).toBe(before.rows[0]!.n);
@@ -93,21 +95,26 @@ test('10 aliased uploadAddressBook of 10,000 contacts each (one variable, ten de
 
 test('contacts and ids are capped per document: 5,000 + 5,001 contacts and 600 + 401 ids refused, the limits themselves answered', async () => {
   const contacts = (n: number, from: number) => Array.from({ length: n }, (_, i) => ({ name: 'C', phone: `+1777${String(from + i).padStart(7, '0')}` }));
-  const upload = 'mutation($a: [ContactInput!]!, $b: [ContactInput!]!) { a: uploadAddressBook(contacts: $a, udid: "ua") { created } b: uploadAddressBook(contacts: $b, udid: "ub") { created } }';
+  const upload =
+    'mutation($a: [ContactInput!]!, $b: [ContactInput!]!) { a: uploadAddressBook(contacts: $a, udid: "ua") { created } b: uploadAddressBook(contacts: $b, udid: "ub") { created } }';
   expectRefused(await gql(upload, { a: contacts(5_000, 0), b: contacts(5_001, 5_000) }), /\(got 10001\)$/);
   const fits = await gql(upload, { a: contacts(5_000, 0), b: contacts(5_000, 5_000) });
   expect(fits.body).toEqual({ data: { a: { created: 5_000 }, b: { created: 5_000 } } });
 
-  const remove = 'mutation($a: [ID!]!, $b: [ID!]!) { a: deleteMessages(ids: $a, force: true) { notFound } b: deleteMessages(ids: $b, force: true) { notFound } }';
+  const remove =
+    'mutation($a: [ID!]!, $b: [ID!]!) { a: deleteMessages(ids: $a, force: true) { notFound } b: deleteMessages(ids: $b, force: true) { notFound } }';
   const ids = unknownIds(1_000);
-  expectRefused(await gql(remove, { a: [t.messageIds[0], ...ids.slice(0, 599)], b: ids.slice(599) }), /^at most 1000 ids per document, all deleteMessages fields together \(got 1001\)$/);
+  expectRefused(
+    await gql(remove, { a: [t.messageIds[0], ...ids.slice(0, 599)], b: ids.slice(599) }),
+    /^at most 1000 ids per document, all deleteMessages fields together \(got 1001\)$/,
+  );
   await expectUntouched(service, t);
   const allowed = await gql(remove, { a: ids.slice(0, 600), b: ids.slice(600, 1_000) });
   expect(allowed.status).toBe(200);
   expect(allowed.body.data.a.notFound).toHaveLength(600);
 });
 
-test('registeredUsersConnection costs its `first` (given as a variable, which graphql-armor\'s cost does not read): ten pages of 1,000 answered, eleven refused', async () => {
+test("registeredUsersConnection costs its `first` (given as a variable, which graphql-armor's cost does not read): ten pages of 1,000 answered, eleven refused", async () => {
   const pages = (n: number) => `query($n: Int!) { ${aliased(n, () => 'registeredUsersConnection(first: $n) { pageInfo { hasNextPage } }')} }`;
   const ok = await gql(pages(10), { n: 1_000 });
   expect([ok.status, ok.body.errors]).toEqual([200, undefined]);
@@ -125,7 +132,7 @@ test('aliases inside fragments and skipped fields count as graphql-js would run 
   expect(Object.keys(res.body.data)).toHaveLength(25);
 });
 
-test('one field alone is bounded by its own limits: 10,001 contacts answer the field\'s BAD_USER_INPUT, not the cost limit', async () => {
+test("one field alone is bounded by its own limits: 10,001 contacts answer the field's BAD_USER_INPUT, not the cost limit", async () => {
   const contacts = Array.from({ length: 10_001 }, (_, i) => ({ name: 'C', phone: `+1888${String(i).padStart(7, '0')}` }));
   const res = await gql('mutation($c: [ContactInput!]!) { uploadAddressBook(contacts: $c, udid: "one") { created } }', { c: contacts });
   expect(res.status).toBe(200);

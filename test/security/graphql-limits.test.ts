@@ -80,9 +80,7 @@ function tokenCount(document: string): number {
  * a fragment spread two (its rule counts the spread and then its selection).
  */
 function depthOf(document: DocumentNode): number {
-  const fragments = new Map(
-    document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
-  );
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
   const walk = (set: SelectionSetNode | undefined, depth: number): number => {
     let deepest = depth;
     for (const selection of set?.selections ?? []) {
@@ -127,8 +125,7 @@ describe('each document limit: just inside is answered, just over is refused wit
   test(`depth ${GRAPHQL_LIMITS.maxDepth}: accepted; ${GRAPHQL_LIMITS.maxDepth + 1}: GRAPHQL_VALIDATION_FAILED`, async () => {
     // Nested inline fragments count one level each (graphql-armor's flattenFragments is off),
     // so a flat schema can still be made deep: k fragments + the field + its scalar = k + 2.
-    const nested = (depth: number) =>
-      `{ ${'... on Query { '.repeat(depth - 2)}userByExternalId(externalUserId: 101) { id }${' }'.repeat(depth - 2)} }`;
+    const nested = (depth: number) => `{ ${'... on Query { '.repeat(depth - 2)}userByExternalId(externalUserId: 101) { id }${' }'.repeat(depth - 2)} }`;
     const inside = nested(GRAPHQL_LIMITS.maxDepth);
     const over = nested(GRAPHQL_LIMITS.maxDepth + 1);
     expect([depthOf(parse(inside)), depthOf(parse(over))]).toEqual([GRAPHQL_LIMITS.maxDepth, GRAPHQL_LIMITS.maxDepth + 1]);
@@ -136,7 +133,11 @@ describe('each document limit: just inside is answered, just over is refused wit
     const ok = await gql(inside);
     expectAccepted(ok, 'depth inside');
     expect(ok.body.data).toEqual({ userByExternalId: { id: tenant.owner.id } });
-    expectRefused(await gql(over), 'GRAPHQL_VALIDATION_FAILED', new RegExp(`depth limit of ${GRAPHQL_LIMITS.maxDepth} exceeded, found ${GRAPHQL_LIMITS.maxDepth + 1}`));
+    expectRefused(
+      await gql(over),
+      'GRAPHQL_VALIDATION_FAILED',
+      new RegExp(`depth limit of ${GRAPHQL_LIMITS.maxDepth} exceeded, found ${GRAPHQL_LIMITS.maxDepth + 1}`),
+    );
     boundary('depth', { accepted: GRAPHQL_LIMITS.maxDepth, refused: GRAPHQL_LIMITS.maxDepth + 1, code: 'GRAPHQL_VALIDATION_FAILED' });
   });
 
@@ -158,12 +159,15 @@ describe('each document limit: just inside is answered, just over is refused wit
   });
 
   test(`aliases ${GRAPHQL_LIMITS.maxAliases}: accepted; ${GRAPHQL_LIMITS.maxAliases + 1}: GRAPHQL_VALIDATION_FAILED`, async () => {
-    const aliased = (n: number) =>
-      `{ userByExternalId(externalUserId: 101) { ${Array.from({ length: n }, (_, i) => `a${i}: id`).join(' ')} } }`;
+    const aliased = (n: number) => `{ userByExternalId(externalUserId: 101) { ${Array.from({ length: n }, (_, i) => `a${i}: id`).join(' ')} } }`;
     const ok = await gql(aliased(GRAPHQL_LIMITS.maxAliases));
     expectAccepted(ok, 'aliases inside');
     expect(Object.keys(ok.body.data.userByExternalId)).toHaveLength(GRAPHQL_LIMITS.maxAliases);
-    expectRefused(await gql(aliased(GRAPHQL_LIMITS.maxAliases + 1)), 'GRAPHQL_VALIDATION_FAILED', new RegExp(`Aliases limit of ${GRAPHQL_LIMITS.maxAliases} exceeded, found ${GRAPHQL_LIMITS.maxAliases + 1}`));
+    expectRefused(
+      await gql(aliased(GRAPHQL_LIMITS.maxAliases + 1)),
+      'GRAPHQL_VALIDATION_FAILED',
+      new RegExp(`Aliases limit of ${GRAPHQL_LIMITS.maxAliases} exceeded, found ${GRAPHQL_LIMITS.maxAliases + 1}`),
+    );
 
     // Aliases on root fields count the same: each one would run the resolver again.
     const roots = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `u${i}: userByExternalId(externalUserId: 101) { id }`).join(' ')} }`;
@@ -173,10 +177,13 @@ describe('each document limit: just inside is answered, just over is refused wit
   });
 
   test(`directives ${GRAPHQL_LIMITS.maxDirectives}: accepted; ${GRAPHQL_LIMITS.maxDirectives + 1}: GRAPHQL_VALIDATION_FAILED`, async () => {
-    const directed = (n: number) =>
-      `{ userByExternalId(externalUserId: 101) { ${Array.from({ length: n }, () => 'id @include(if: true)').join(' ')} } }`;
+    const directed = (n: number) => `{ userByExternalId(externalUserId: 101) { ${Array.from({ length: n }, () => 'id @include(if: true)').join(' ')} } }`;
     expectAccepted(await gql(directed(GRAPHQL_LIMITS.maxDirectives)), 'directives inside');
-    expectRefused(await gql(directed(GRAPHQL_LIMITS.maxDirectives + 1)), 'GRAPHQL_VALIDATION_FAILED', new RegExp(`Directives limit of ${GRAPHQL_LIMITS.maxDirectives} exceeded, found ${GRAPHQL_LIMITS.maxDirectives + 1}`));
+    expectRefused(
+      await gql(directed(GRAPHQL_LIMITS.maxDirectives + 1)),
+      'GRAPHQL_VALIDATION_FAILED',
+      new RegExp(`Directives limit of ${GRAPHQL_LIMITS.maxDirectives} exceeded, found ${GRAPHQL_LIMITS.maxDirectives + 1}`),
+    );
     boundary('directives', { accepted: GRAPHQL_LIMITS.maxDirectives, refused: GRAPHQL_LIMITS.maxDirectives + 1, code: 'GRAPHQL_VALIDATION_FAILED' });
   });
 
@@ -206,7 +213,10 @@ describe('each document limit: just inside is answered, just over is refused wit
       fragment B on User { ${Array.from({ length: GRAPHQL_LIMITS.maxAliases + 1 - half }, (_, i) => `b${i}: id`).join(' ')} }`;
     expectRefused(await gql(split), 'GRAPHQL_VALIDATION_FAILED', /Aliases limit/);
     // Depth through fragment spreads, the field nine fragments down.
-    const chain = Array.from({ length: 9 }, (_, i) => `fragment F${i} on Query { ${i === 8 ? 'userByExternalId(externalUserId: 101) { id }' : `...F${i + 1}`} }`);
+    const chain = Array.from(
+      { length: 9 },
+      (_, i) => `fragment F${i} on Query { ${i === 8 ? 'userByExternalId(externalUserId: 101) { id }' : `...F${i + 1}`} }`,
+    );
     expectRefused(await gql(`{ ...F0 } ${chain.join(' ')}`), 'GRAPHQL_VALIDATION_FAILED', /depth limit/);
   });
 
@@ -222,7 +232,7 @@ describe('batching and the body limit', () => {
     ['one operation in an array', [{ query: '{ __typename }' }]],
     ['an empty array', []],
   ])('a batch (%s) is refused with 400 BAD_REQUEST in GraphQL shape', async (_name, batch) => {
-    const res = (await service.rest('POST', '/graphql', { headers: tenant.as.owner, body: batch })) as GraphQLResult;
+    const res = await service.rest('POST', '/graphql', { headers: tenant.as.owner, body: batch });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ errors: [{ message: expect.any(String), extensions: { code: 'BAD_REQUEST' } }] });
   });
@@ -270,10 +280,17 @@ describe('nothing a real client sends comes near the limits', () => {
   }
 
   /** One operation per root field, selecting every field of its result. */
-  function everyOperation(): { name: string; query: string; sample: () => Promise<{ variables: Record<string, unknown>; headers?: Record<string, string> }> }[] {
+  function everyOperation(): {
+    name: string;
+    query: string;
+    sample: () => Promise<{ variables: Record<string, unknown>; headers?: Record<string, string> }>;
+  }[] {
     const schema = buildSchema();
     const operations = [];
-    for (const [kind, type] of [['query', schema.getQueryType()], ['mutation', schema.getMutationType()]] as const) {
+    for (const [kind, type] of [
+      ['query', schema.getQueryType()],
+      ['mutation', schema.getMutationType()],
+    ] as const) {
       for (const field of Object.values(type?.getFields() ?? {}) as GraphQLField<unknown, unknown>[]) {
         const sample = SAMPLES[field.name];
         if (!sample) throw new Error(`no sample arguments for ${kind} ${field.name}: add them to SAMPLES`);

@@ -120,144 +120,164 @@ describe('bounded memory per client', () => {
     await service?.close();
   });
 
-  test('the issue’s attack: 100 failed POST /login.json with 1.9 MB login names are refused before any work, and resident memory grows by less than 32 MB', async () => {
-    // The service's defaults: 10 failures per name, 100 per address.
-    service = await startService();
-    t = await seedTenant(service.app.services);
-    await warmUp(() => login({ login: 'warm-up' }));
-    const before = await settledMemory();
-    const base = 'x'.repeat(1.9e6);
-    const statuses = await flood(100, 2, (i) => login({ login: `${i}${base}`, password: 'wrong password' }));
-    const after = await settledMemory();
-    const growthMB = (after.rss - before.rss) / MB;
-    figures.longLogins = {
-      requests: 100,
-      loginBytes: 1.9e6,
-      statuses,
-      rssBeforeMB: +(before.rss / MB).toFixed(1),
-      rssAfterMB: +(after.rss / MB).toFixed(1),
-      rssGrowthMB: +growthMB.toFixed(1),
-      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
-    };
-    expect(statuses).toEqual({ 422: 100 });
-    expect(growthMB).toBeLessThan(32);
-  }, FLOOD_TIMEOUT_MS);
+  test(
+    'the issue’s attack: 100 failed POST /login.json with 1.9 MB login names are refused before any work, and resident memory grows by less than 32 MB',
+    async () => {
+      // The service's defaults: 10 failures per name, 100 per address.
+      service = await startService();
+      t = await seedTenant(service.app.services);
+      await warmUp(() => login({ login: 'warm-up' }));
+      const before = await settledMemory();
+      const base = 'x'.repeat(1.9e6);
+      const statuses = await flood(100, 2, (i) => login({ login: `${i}${base}`, password: 'wrong password' }));
+      const after = await settledMemory();
+      const growthMB = (after.rss - before.rss) / MB;
+      figures.longLogins = {
+        requests: 100,
+        loginBytes: 1.9e6,
+        statuses,
+        rssBeforeMB: +(before.rss / MB).toFixed(1),
+        rssAfterMB: +(after.rss / MB).toFixed(1),
+        rssGrowthMB: +growthMB.toFixed(1),
+        heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+      };
+      expect(statuses).toEqual({ 422: 100 });
+      expect(growthMB).toBeLessThan(32);
+    },
+    FLOOD_TIMEOUT_MS,
+  );
 
-  test('10,000 distinct failing logins of the maximum length (255 characters, each 4 bytes) with maximum-length passwords: resident memory grows by less than 32 MB, and by less than 8 MB over 10,000 more', async () => {
-    service = await startService();
-    t = await seedTenant(service.app.services);
-    await warmUp(() => login({ login: 'warm-up' }));
-    const before = await settledMemory();
-    const started = Date.now();
-    const statuses = await flood(10_000, 4, (i) => login({ login: astral(255, i), password: astral(255, i + 1) }));
-    const after = await settledMemory();
-    // A second round, of names not sent before: what the first left behind
-    // once (compiled code, pools, allocator arenas) is not left again, what
-    // grows with every request is. Keeping each ~2 KB body grows each round
-    // by ~20 MB, under the first round's bound but not under the second's.
-    const secondStatuses = await flood(10_000, 4, (i) => login({ login: astral(255, 10_000 + i), password: astral(255, 10_001 + i) }));
-    const second = await settledMemory();
-    const growthMB = (after.rss - before.rss) / MB;
-    const secondGrowthMB = (second.rss - after.rss) / MB;
-    figures.maximumLogins = {
-      requests: 10_000,
-      loginCharacters: 255,
-      statuses,
-      seconds: Math.round((Date.now() - started) / 1000),
-      rssBeforeMB: +(before.rss / MB).toFixed(1),
-      rssAfterMB: +(after.rss / MB).toFixed(1),
-      rssGrowthMB: +growthMB.toFixed(1),
-      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
-      secondRound: {
+  test(
+    '10,000 distinct failing logins of the maximum length (255 characters, each 4 bytes) with maximum-length passwords: resident memory grows by less than 32 MB, and by less than 8 MB over 10,000 more',
+    async () => {
+      service = await startService();
+      t = await seedTenant(service.app.services);
+      await warmUp(() => login({ login: 'warm-up' }));
+      const before = await settledMemory();
+      const started = Date.now();
+      const statuses = await flood(10_000, 4, (i) => login({ login: astral(255, i), password: astral(255, i + 1) }));
+      const after = await settledMemory();
+      // A second round, of names not sent before: what the first left behind
+      // once (compiled code, pools, allocator arenas) is not left again, what
+      // grows with every request is. Keeping each ~2 KB body grows each round
+      // by ~20 MB, under the first round's bound but not under the second's.
+      const secondStatuses = await flood(10_000, 4, (i) => login({ login: astral(255, 10_000 + i), password: astral(255, 10_001 + i) }));
+      const second = await settledMemory();
+      const growthMB = (after.rss - before.rss) / MB;
+      const secondGrowthMB = (second.rss - after.rss) / MB;
+      figures.maximumLogins = {
         requests: 10_000,
-        statuses: secondStatuses,
-        rssAfterMB: +(second.rss / MB).toFixed(1),
-        rssGrowthMB: +secondGrowthMB.toFixed(1),
-        heapGrowthMB: +((second.heap - after.heap) / MB).toFixed(1),
-      },
-    };
-    // Every one fails: 401 until the address's budget (100) is spent, then 429.
-    expect(statuses).toEqual({ 401: 100, 429: 9_900 });
-    expect(secondStatuses).toEqual({ 429: 10_000 });
-    expect(growthMB).toBeLessThan(32);
-    expect(secondGrowthMB).toBeLessThan(8);
-  }, FLOOD_TIMEOUT_MS);
+        loginCharacters: 255,
+        statuses,
+        seconds: Math.round((Date.now() - started) / 1000),
+        rssBeforeMB: +(before.rss / MB).toFixed(1),
+        rssAfterMB: +(after.rss / MB).toFixed(1),
+        rssGrowthMB: +growthMB.toFixed(1),
+        heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+        secondRound: {
+          requests: 10_000,
+          statuses: secondStatuses,
+          rssAfterMB: +(second.rss / MB).toFixed(1),
+          rssGrowthMB: +secondGrowthMB.toFixed(1),
+          heapGrowthMB: +((second.heap - after.heap) / MB).toFixed(1),
+        },
+      };
+      // Every one fails: 401 until the address's budget (100) is spent, then 429.
+      expect(statuses).toEqual({ 401: 100, 429: 9_900 });
+      expect(secondStatuses).toEqual({ 429: 10_000 });
+      expect(growthMB).toBeLessThan(32);
+      expect(secondGrowthMB).toBeLessThan(8);
+    },
+    FLOOD_TIMEOUT_MS,
+  );
 
-  test('10,000 failing logins from distinct 16 KB forwarded addresses (TRUST_PROXY): the request and password budgets keep a fixed size per client, and resident memory grows by less than 32 MB', async () => {
-    service = await startService({ trustProxy: true, rateLimit: { windowMs: 60_000, perCredential: 1_000_000, perAddress: 6_000 } });
-    t = await seedTenant(service.app.services);
-    const forwarded = (i: number) => `${i}-${'f'.repeat(16 * 1024)}`;
-    await warmUp(() => login({ login: 'warm-up' }, { 'X-Forwarded-For': forwarded(-1) }));
-    const before = await settledMemory();
-    const statuses = await flood(10_000, 4, (i) => login({ login: 'nobody', password: 'wrong password' }, { 'X-Forwarded-For': forwarded(i) }));
-    const after = await settledMemory();
-    const growthMB = (after.rss - before.rss) / MB;
-    figures.longAddresses = {
-      requests: 10_000,
-      addressBytes: 16 * 1024,
-      statuses,
-      rssBeforeMB: +(before.rss / MB).toFixed(1),
-      rssAfterMB: +(after.rss / MB).toFixed(1),
-      rssGrowthMB: +growthMB.toFixed(1),
-      heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
-    };
-    // One unknown name: 401 for its 10 failures, then 429 from any address.
-    expect(statuses).toEqual({ 401: 10, 429: 9_990 });
-    expect(growthMB).toBeLessThan(32);
-  }, FLOOD_TIMEOUT_MS);
+  test(
+    '10,000 failing logins from distinct 16 KB forwarded addresses (TRUST_PROXY): the request and password budgets keep a fixed size per client, and resident memory grows by less than 32 MB',
+    async () => {
+      service = await startService({ trustProxy: true, rateLimit: { windowMs: 60_000, perCredential: 1_000_000, perAddress: 6_000 } });
+      t = await seedTenant(service.app.services);
+      const forwarded = (i: number) => `${i}-${'f'.repeat(16 * 1024)}`;
+      await warmUp(() => login({ login: 'warm-up' }, { 'X-Forwarded-For': forwarded(-1) }));
+      const before = await settledMemory();
+      const statuses = await flood(10_000, 4, (i) => login({ login: 'nobody', password: 'wrong password' }, { 'X-Forwarded-For': forwarded(i) }));
+      const after = await settledMemory();
+      const growthMB = (after.rss - before.rss) / MB;
+      figures.longAddresses = {
+        requests: 10_000,
+        addressBytes: 16 * 1024,
+        statuses,
+        rssBeforeMB: +(before.rss / MB).toFixed(1),
+        rssAfterMB: +(after.rss / MB).toFixed(1),
+        rssGrowthMB: +growthMB.toFixed(1),
+        heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+      };
+      // One unknown name: 401 for its 10 failures, then 429 from any address.
+      expect(statuses).toEqual({ 401: 10, 429: 9_990 });
+      expect(growthMB).toBeLessThan(32);
+    },
+    FLOOD_TIMEOUT_MS,
+  );
 
-  test('100 distinct 1.9 MB GraphQL documents, each sent twice (the second sight compiles a document): the executor keeps none of them, the heap keeps no more than Apollo’s parsed-document cache (30 MiB) and nothing more over 100 more, and resident memory grows by less than 192 MB over both (keeping them: 380 MB)', async () => {
-    service = await startService();
-    t = await seedTenant(service.app.services);
-    const document = (i: number, udid: string) => `query Q${i} { registeredUsers(udid: "${udid}") { id } }`;
-    const send = (query: string) =>
-      fetchResult(`${service.baseUrl}/graphql`, { method: 'POST', headers: { ...t.as.owner, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
-    await warmUp(async () => ({ ...(await send(document(-1, 'u'.repeat(65)))), status: 422 }));
-    const before = await settledMemory();
-    const filler = 'u'.repeat(1.9e6);
-    const round = (first: number) => flood(200, 2, (i) => send(document(first + (i >> 1), `${first + (i >> 1)}${filler}`)));
-    const statuses = await round(0);
-    const after = await settledMemory();
-    // Resident memory is not a fine measure here: 380 MB of bodies pass
-    // through this process per round (the test's client and the service),
-    // and what the allocator and V8's page pools hold afterwards rose and fell
-    // by up to ~100 MB from one round to the next on both Node lines (a round
-    // +17 MB, the next +95; or +115, then -46), while heap and external
-    // memory grew +31 MB in the first round and +0.4 MB in the second every
-    // time. So the heap is bounded tightly — what JavaScript keeps is
-    // Apollo's 30 MiB cache of parsed documents, once — and resident memory
-    // over both rounds (two rounds' growth at most 129 MB in 9 runs) is
-    // bounded below what keeping the documents would cost (380 MB).
-    const secondStatuses = await round(100);
-    const second = await settledMemory();
-    const heapGrowthMB = (after.heap - before.heap) / MB;
-    const secondHeapGrowthMB = (second.heap - after.heap) / MB;
-    const totalGrowthMB = (second.rss - before.rss) / MB;
-    figures.longDocuments = {
-      requests: 200,
-      documentBytes: 1.9e6,
-      statuses,
-      rssBeforeMB: +(before.rss / MB).toFixed(1),
-      rssAfterMB: +(after.rss / MB).toFixed(1),
-      rssGrowthMB: +((after.rss - before.rss) / MB).toFixed(1),
-      heapGrowthMB: +heapGrowthMB.toFixed(1),
-      secondRound: {
+  test(
+    '100 distinct 1.9 MB GraphQL documents, each sent twice (the second sight compiles a document): the executor keeps none of them, the heap keeps no more than Apollo’s parsed-document cache (30 MiB) and nothing more over 100 more, and resident memory grows by less than 192 MB over both (keeping them: 380 MB)',
+    async () => {
+      service = await startService();
+      t = await seedTenant(service.app.services);
+      const document = (i: number, udid: string) => `query Q${i} { registeredUsers(udid: "${udid}") { id } }`;
+      const send = (query: string) =>
+        fetchResult(`${service.baseUrl}/graphql`, {
+          method: 'POST',
+          headers: { ...t.as.owner, 'content-type': 'application/json' },
+          body: JSON.stringify({ query }),
+        });
+      await warmUp(async () => ({ ...(await send(document(-1, 'u'.repeat(65)))), status: 422 }));
+      const before = await settledMemory();
+      const filler = 'u'.repeat(1.9e6);
+      const round = (first: number) => flood(200, 2, (i) => send(document(first + (i >> 1), `${first + (i >> 1)}${filler}`)));
+      const statuses = await round(0);
+      const after = await settledMemory();
+      // Resident memory is not a fine measure here: 380 MB of bodies pass
+      // through this process per round (the test's client and the service),
+      // and what the allocator and V8's page pools hold afterwards rose and fell
+      // by up to ~100 MB from one round to the next on both Node lines (a round
+      // +17 MB, the next +95; or +115, then -46), while heap and external
+      // memory grew +31 MB in the first round and +0.4 MB in the second every
+      // time. So the heap is bounded tightly — what JavaScript keeps is
+      // Apollo's 30 MiB cache of parsed documents, once — and resident memory
+      // over both rounds (two rounds' growth at most 129 MB in 9 runs) is
+      // bounded below what keeping the documents would cost (380 MB).
+      const secondStatuses = await round(100);
+      const second = await settledMemory();
+      const heapGrowthMB = (after.heap - before.heap) / MB;
+      const secondHeapGrowthMB = (second.heap - after.heap) / MB;
+      const totalGrowthMB = (second.rss - before.rss) / MB;
+      figures.longDocuments = {
         requests: 200,
-        statuses: secondStatuses,
-        rssAfterMB: +(second.rss / MB).toFixed(1),
-        rssGrowthMB: +((second.rss - after.rss) / MB).toFixed(1),
-        heapGrowthMB: +secondHeapGrowthMB.toFixed(1),
-      },
-      rssGrowthBothRoundsMB: +totalGrowthMB.toFixed(1),
-    };
-    // Each answers the udid's BAD_USER_INPUT (HTTP 200, GraphQL's shape), on graphql-js: none was compiled.
-    expect(statuses).toEqual({ 200: 200 });
-    expect(secondStatuses).toEqual({ 200: 200 });
-    expect(service.app.graphqlExecution.compiled).toBe(0);
-    expect(heapGrowthMB).toBeLessThan(40);
-    expect(secondHeapGrowthMB).toBeLessThan(8);
-    expect(totalGrowthMB).toBeLessThan(192);
-  }, FLOOD_TIMEOUT_MS);
+        documentBytes: 1.9e6,
+        statuses,
+        rssBeforeMB: +(before.rss / MB).toFixed(1),
+        rssAfterMB: +(after.rss / MB).toFixed(1),
+        rssGrowthMB: +((after.rss - before.rss) / MB).toFixed(1),
+        heapGrowthMB: +heapGrowthMB.toFixed(1),
+        secondRound: {
+          requests: 200,
+          statuses: secondStatuses,
+          rssAfterMB: +(second.rss / MB).toFixed(1),
+          rssGrowthMB: +((second.rss - after.rss) / MB).toFixed(1),
+          heapGrowthMB: +secondHeapGrowthMB.toFixed(1),
+        },
+        rssGrowthBothRoundsMB: +totalGrowthMB.toFixed(1),
+      };
+      // Each answers the udid's BAD_USER_INPUT (HTTP 200, GraphQL's shape), on graphql-js: none was compiled.
+      expect(statuses).toEqual({ 200: 200 });
+      expect(secondStatuses).toEqual({ 200: 200 });
+      expect(service.app.graphqlExecution.compiled).toBe(0);
+      expect(heapGrowthMB).toBeLessThan(40);
+      expect(secondHeapGrowthMB).toBeLessThan(8);
+      expect(totalGrowthMB).toBeLessThan(192);
+    },
+    FLOOD_TIMEOUT_MS,
+  );
 });
 
 describe('every input measured against its maximum, in characters (code points)', () => {
@@ -282,20 +302,28 @@ describe('every input measured against its maximum, in characters (code points)'
       ['a login', { login: emoji(LIMITS.loginLength + 1), password: 'password123' }, 'login', LIMITS.loginLength],
       ['an email', { email: `${'e'.repeat(LIMITS.emailLength - 11)}@example.com`, password: 'password123' }, 'email', LIMITS.emailLength],
       ['a password', { login: 'owner', password: emoji(LIMITS.passwordLength + 1) }, 'password', LIMITS.passwordLength],
-    ])('%s one character past its maximum is 422 before any work, at login and in a signed session request; at the maximum it is checked as usual (401)', async (_what, over, field, max) => {
-      const t = await seed();
-      const message = `${field} must be at most ${max} characters`;
-      const atMax = Object.fromEntries(Object.entries(over).map(([k, v]) => [k, k === field ? [...v].slice(0, max).join('') : v]));
-      const session = value(await surface.createSession(signedSessionRequest(t)));
-      surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, over as Credentials), 'BAD_USER_INPUT', message, field);
-      surface.expectFailure(await surface.createSession(signedSessionRequest(t, over)), 'BAD_USER_INPUT', message, field);
-      surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, atMax as unknown as Credentials), 'UNAUTHENTICATED', MESSAGES.badLogin);
-    });
+    ])(
+      '%s one character past its maximum is 422 before any work, at login and in a signed session request; at the maximum it is checked as usual (401)',
+      async (_what, over, field, max) => {
+        const t = await seed();
+        const message = `${field} must be at most ${max} characters`;
+        const atMax = Object.fromEntries(Object.entries(over).map(([k, v]) => [k, k === field ? [...v].slice(0, max).join('') : v]));
+        const session = value(await surface.createSession(signedSessionRequest(t)));
+        surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, over), 'BAD_USER_INPUT', message, field);
+        surface.expectFailure(await surface.createSession(signedSessionRequest(t, over)), 'BAD_USER_INPUT', message, field);
+        surface.expectFailure(await surface.login({ 'SVC-Token': session.token }, atMax as unknown as Credentials), 'UNAUTHENTICATED', MESSAGES.badLogin);
+      },
+    );
 
     test('an auth_key or a signature longer than any the service issues or checks is 422 naming it; at the maximum, the usual answers', async () => {
       const t = await seed();
       const key = (length: number) => signedSessionRequest(t, undefined, { authKey: 'k'.repeat(length) });
-      surface.expectFailure(await surface.createSession(key(LIMITS.authKeyLength + 1)), 'BAD_USER_INPUT', `auth_key must be at most ${LIMITS.authKeyLength} characters`, 'authKey');
+      surface.expectFailure(
+        await surface.createSession(key(LIMITS.authKeyLength + 1)),
+        'BAD_USER_INPUT',
+        `auth_key must be at most ${LIMITS.authKeyLength} characters`,
+        'authKey',
+      );
       surface.expectFailure(await surface.createSession(key(LIMITS.authKeyLength)), 'UNKNOWN_APPLICATION', MESSAGES.unknownApplication);
       const signed = signedSessionRequest(t);
       surface.expectFailure(
@@ -304,7 +332,11 @@ describe('every input measured against its maximum, in characters (code points)'
         `signature must be at most ${LIMITS.signatureLength} characters`,
         'signature',
       );
-      surface.expectFailure(await surface.createSession({ ...signed, signature: 'a'.repeat(LIMITS.signatureLength) }), 'INVALID_SIGNATURE', MESSAGES.invalidSignature);
+      surface.expectFailure(
+        await surface.createSession({ ...signed, signature: 'a'.repeat(LIMITS.signatureLength) }),
+        'INVALID_SIGNATURE',
+        MESSAGES.invalidSignature,
+      );
     });
 
     test('a contact name is measured in characters, as udid is: 255 emoji are stored, 256 rejected', async () => {
@@ -317,7 +349,12 @@ describe('every input measured against its maximum, in characters (code points)'
           ],
         }),
       );
-      expect(upload).toEqual({ created: 1, updated: 0, deleted: 0, rejected: [{ index: 1, reasons: [`name must be 1 to ${LIMITS.contactNameLength} characters`] }] });
+      expect(upload).toEqual({
+        created: 1,
+        updated: 0,
+        deleted: 0,
+        rejected: [{ index: 1, reasons: [`name must be 1 to ${LIMITS.contactNameLength} characters`] }],
+      });
       expect(value(await surface.addressBook(t.as.owner))).toEqual([{ name: emoji(LIMITS.contactNameLength), phone: '+15550001001' }]);
     });
   });
@@ -330,8 +367,15 @@ describe('every input measured against its maximum, in characters (code points)'
 
   test('a registeredUsersConnection cursor longer than any cursor is 422 before it is decoded', async () => {
     const t = await seed();
-    const res = await service.graphql('query ($after: String) { registeredUsersConnection(first: 1, after: $after) { pageInfo { hasNextPage } } }', { after: 'A'.repeat(LIMITS.cursorLength + 1) }, t.as.owner);
-    expect(res.body.errors?.[0]).toMatchObject({ message: 'after must be a cursor that registeredUsersConnection returned', extensions: { code: 'BAD_USER_INPUT' } });
+    const res = await service.graphql(
+      'query ($after: String) { registeredUsersConnection(first: 1, after: $after) { pageInfo { hasNextPage } } }',
+      { after: 'A'.repeat(LIMITS.cursorLength + 1) },
+      t.as.owner,
+    );
+    expect(res.body.errors?.[0]).toMatchObject({
+      message: 'after must be a cursor that registeredUsersConnection returned',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   });
 });
 
@@ -359,7 +403,10 @@ describe('parameters named like Object.prototype’s members are ordinary unknow
       .join(',')},${JSON.stringify(member)}:{"login":"owner"}}`;
     const answers = [
       await service.rest('POST', '/session.json', { raw: json, headers: { 'content-type': 'application/json' } }),
-      await service.rest('POST', '/session.json', { raw: `${new URLSearchParams(form)}&${encodeURIComponent(member)}=x`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      await service.rest('POST', '/session.json', {
+        raw: `${new URLSearchParams(form)}&${encodeURIComponent(member)}=x`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
     ];
     for (const res of answers) {
       expect({ status: res.status, body: res.body }).toEqual({ status: 422, body: { errors: { [member]: [`unknown parameter ${member}`] } } });
@@ -367,7 +414,9 @@ describe('parameters named like Object.prototype’s members are ordinary unknow
       expect(res.text).toBe(JSON.stringify({ errors: { [member]: [`unknown parameter ${member}`] } }));
     }
     const nested = await service.rest('POST', '/session.json', {
-      raw: `{${Object.entries(form).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')},"user":{${JSON.stringify(member)}:"x"}}`,
+      raw: `{${Object.entries(form)
+        .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+        .join(',')},"user":{${JSON.stringify(member)}:"x"}}`,
       headers: { 'content-type': 'application/json' },
     });
     expect(nested.status).toBe(422);
@@ -388,7 +437,10 @@ describe('parameters named like Object.prototype’s members are ordinary unknow
   test('a delete whose force hides under `__proto__` or `constructor` hides for the caller only', async () => {
     const t = await seed();
     for (const [i, raw] of ['{"__proto__":{"force":1}}', '{"constructor":{"force":1}}'].entries()) {
-      const res = await service.rest('DELETE', `/chat/Message/${t.messageIds[i]}.json`, { raw, headers: { ...t.as.owner, 'content-type': 'application/json' } });
+      const res = await service.rest('DELETE', `/chat/Message/${t.messageIds[i]}.json`, {
+        raw,
+        headers: { ...t.as.owner, 'content-type': 'application/json' },
+      });
       expect(res.status).toBe(200);
     }
     const { rows } = await service.db.pool.query('SELECT count(*)::int AS n FROM messages WHERE id = ANY($1) AND deleted_at IS NOT NULL', [t.messageIds]);
@@ -401,7 +453,11 @@ describe('parameters named like Object.prototype’s members are ordinary unknow
     const query = NAMES.map((n) => `${encodeURIComponent(n)}=1`).join('&');
     const plain = await service.rest('GET', `/address_book.json?${query}&udid=phone-1`, { headers: t.as.owner });
     expect({ status: plain.status, body: plain.body }).toEqual({ status: 200, body: [{ name: 'M', phone: t.member.phone }] });
-    const asJson = await service.rest('GET', `/address_book.json?${encodeURIComponent(JSON.stringify({ ...Object.fromEntries(NAMES.map((n) => [n, 'x'])), udid: 'phone-1' }))}`, { headers: t.as.owner });
+    const asJson = await service.rest(
+      'GET',
+      `/address_book.json?${encodeURIComponent(JSON.stringify({ ...Object.fromEntries(NAMES.map((n) => [n, 'x'])), udid: 'phone-1' }))}`,
+      { headers: t.as.owner },
+    );
     expect({ status: asJson.status, body: asJson.body }).toEqual({ status: 200, body: [{ name: 'M', phone: t.member.phone }] });
     const compact = await service.rest('GET', `/address_book/registered_users.json?${query}&compact=1`, { headers: t.as.owner });
     expect(compact.status).toBe(200);

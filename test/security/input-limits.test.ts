@@ -184,16 +184,7 @@ describe('ids per delete', () => {
 });
 
 describe('malformed ids', () => {
-  const ODD_IDS = [
-    'a\u0000b',
-    'caf\u00e9',
-    "' OR 1=1 --",
-    'a b',
-    '../../etc/passwd',
-    `${UNKNOWN}\n`,
-    'ﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀ',
-    'f'.repeat(1000),
-  ];
+  const ODD_IDS = ['a\u0000b', 'caf\u00e9', "' OR 1=1 --", 'a b', '../../etc/passwd', `${UNKNOWN}\n`, 'ﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀﬀ', 'f'.repeat(1000)];
 
   test('odd ids in the REST path are NotFound (the README’s decision), next to a real one, and change nothing else', async () => {
     const t = await seed();
@@ -256,8 +247,7 @@ describe('malformed ids', () => {
 });
 
 describe('contacts per upload', () => {
-  const many = (n: number, phone?: string) =>
-    Array.from({ length: n }, (_, i) => ({ name: `c${i}`, phone: phone ?? `+1555${String(i).padStart(7, '0')}` }));
+  const many = (n: number, phone?: string) => Array.from({ length: n }, (_, i) => ({ name: `c${i}`, phone: phone ?? `+1555${String(i).padStart(7, '0')}` }));
 
   test('GraphQL takes 10,000 contacts in one upload and stores them all', async () => {
     const t = await seed();
@@ -290,7 +280,9 @@ describe('contacts per upload', () => {
     // 8 tokens a contact: about 240 fit in 2000 tokens. Past that the parser stops (400).
     const t = await seed();
     const literal = (n: number) =>
-      `mutation { uploadAddressBook(contacts: [${many(n).map((c) => `{name: "${c.name}", phone: "${c.phone}"}`).join(' ')}]) { created } }`;
+      `mutation { uploadAddressBook(contacts: [${many(n)
+        .map((c) => `{name: "${c.name}", phone: "${c.phone}"}`)
+        .join(' ')}]) { created } }`;
     const fits = await service.graphql(literal(240), undefined, t.as.owner);
     expect([fits.status, fits.body]).toEqual([200, { data: { uploadAddressBook: { created: 240 } } }]);
     const tooMany = await service.graphql(literal(250), undefined, t.as.owner);
@@ -372,18 +364,21 @@ describe('malformed phones', () => {
     ['a list', ['+15550000002']],
     ['an object', { number: '+15550000002' }],
     ['a boolean', true],
-  ])('a phone that is %s: rejected by index on REST (JSON has no other way to say it); 400 BAD_USER_INPUT on GraphQL, whose input type says String', async (_name, phone) => {
-    const contacts = [
-      { name: 'Member', phone: MEMBER_PHONE },
-      { name: 'Broken', phone },
-    ];
-    const gql = await service.graphql(UPLOAD, { contacts }, t.as.owner);
-    expect(gql.status).toBe(400);
-    expect(gql.body.errors![0]!.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(gql.body).not.toHaveProperty('data');
-    expect(await contactCount(service, t)).toBe(0);
-    const rest = await send('POST', '/address_book.json', { headers: t.as.owner, body: { contacts } });
-    expect([rest.status, rest.body]).toEqual([200, { created: 1, updated: 0, deleted: 0, rejected: { '1': [PHONE_RULE] } }]);
-    expect(await contactCount(service, t)).toBe(1);
-  });
+  ])(
+    'a phone that is %s: rejected by index on REST (JSON has no other way to say it); 400 BAD_USER_INPUT on GraphQL, whose input type says String',
+    async (_name, phone) => {
+      const contacts = [
+        { name: 'Member', phone: MEMBER_PHONE },
+        { name: 'Broken', phone },
+      ];
+      const gql = await service.graphql(UPLOAD, { contacts }, t.as.owner);
+      expect(gql.status).toBe(400);
+      expect(gql.body.errors![0]!.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(gql.body).not.toHaveProperty('data');
+      expect(await contactCount(service, t)).toBe(0);
+      const rest = await send('POST', '/address_book.json', { headers: t.as.owner, body: { contacts } });
+      expect([rest.status, rest.body]).toEqual([200, { created: 1, updated: 0, deleted: 0, rejected: { '1': [PHONE_RULE] } }]);
+      expect(await contactCount(service, t)).toBe(1);
+    },
+  );
 });

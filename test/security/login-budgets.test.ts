@@ -106,8 +106,7 @@ describe.each(SURFACES)('%s', (name) => {
 test('the budget is the account’s across paths and surfaces: REST logins, GraphQL session requests, form and JSON bodies', async () => {
   const t = await seed();
   const { token: appToken } = value(await surfaceOf('REST', service).createSession(signedSessionRequest(t)));
-  const rest = (body: Record<string, string>, form: boolean) =>
-    service.rest('POST', '/login.json', { headers: { 'SVC-Token': appToken }, body, form });
+  const rest = (body: Record<string, string>, form: boolean) => service.rest('POST', '/login.json', { headers: { 'SVC-Token': appToken }, body, form });
   const graphqlSession = (user: Record<string, string>) =>
     service.graphql('mutation ($input: SessionRequestInput!) { createSession(input: $input) { userId } }', { input: signedSessionRequest(t, user) });
 
@@ -133,7 +132,10 @@ test('20 guesses sent at once at one account through both names: exactly the bud
   const t = await seed();
   const guesses = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
-      service.rest('POST', '/login.json', { headers: t.as.app, body: i % 2 === 0 ? { login: 'owner', password: `wrong-${i}` } : { email: email(t), password: `wrong-${i}` } }),
+      service.rest('POST', '/login.json', {
+        headers: t.as.app,
+        body: i % 2 === 0 ? { login: 'owner', password: `wrong-${i}` } : { email: email(t), password: `wrong-${i}` },
+      }),
     ),
   );
   const statuses = guesses.map((res) => res.status).sort();
@@ -152,7 +154,8 @@ test('the in-memory budgets keep at most 50,000 windows of a fixed size, whateve
   let refused = 0;
   for (let i = 0; i < 40_000; i++) {
     const name = `${i}${'\u{1F600}'.repeat(LIMITS.loginLength - 10)}`;
-    refused += budgets.attempt([subjects.name(1, 'login', name), subjects.address(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`)]) > 0 ? 1 : 0;
+    refused +=
+      budgets.attempt([subjects.name(1, 'login', name), subjects.address(`2001:db8:${(i >> 16).toString(16)}:${(i & 0xffff).toString(16)}::1`)]) > 0 ? 1 : 0;
   }
   collectGarbage();
   const heldMB = (process.memoryUsage().heapUsed - before) / 1024 / 1024;
@@ -278,7 +281,9 @@ describe('with Redis, shared by instances', () => {
     // Guesses at once across both instances meet the same one budget.
     const other = await seedTenant(a.app.services);
     const burst = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).login(other.as.app, i % 3 === 0 ? { email: email(other), password: `w-${i}` } : { login: 'owner', password: `w-${i}` })),
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 === 0 ? a : b).login(other.as.app, i % 3 === 0 ? { email: email(other), password: `w-${i}` } : { login: 'owner', password: `w-${i}` }),
+      ),
     );
     expect(burst.filter((res) => res.status === 401)).toHaveLength(PER_ACCOUNT);
     expect(burst.filter((res) => res.status === 429)).toHaveLength(12 - PER_ACCOUNT);

@@ -54,8 +54,12 @@ test('an upload refused for its 65-character udid, then deleteMessages(force): t
 test('twelve aliased logins, all wrong but the last: "Unauthorized" and the session still logged in as nobody, on every send', async () => {
   const t = await seedTenant(service.app.services);
   const variables = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`p${i}`, i === 11 ? 'password123' : `wrong-${i}`]));
-  const document = `mutation(${Object.keys(variables).map((p) => `$${p}: String`).join(', ')}) {
-    ${Object.keys(variables).map((p) => `${p}: login(login: "member", password: $${p}) { id login }`).join('\n    ')}
+  const document = `mutation(${Object.keys(variables)
+    .map((p) => `$${p}: String`)
+    .join(', ')}) {
+    ${Object.keys(variables)
+      .map((p) => `${p}: login(login: "member", password: $${p}) { id login }`)
+      .join('\n    ')}
   }`;
   const results: { userId: number | null }[] = [];
   for (let send = 0; send < SENDS; send++) {

@@ -55,7 +55,7 @@ function client(baseUrl: string): Client {
   };
   return {
     rest,
-    graphql: (query, variables, headers = {}) => rest('POST', '/graphql', { headers, body: { query, variables } }) as Promise<GraphQLResult>,
+    graphql: (query, variables, headers = {}) => rest('POST', '/graphql', { headers, body: { query, variables } }),
   };
 }
 
@@ -140,7 +140,11 @@ describe('GraphQL in production', () => {
     ['a variable type', 'mutation ($c: [ContactInpt!]!) { uploadAddressBook(contacts: $c) { created } }', { c: [] }],
     ['a fragment type', '{ ... on Usr { id } }', undefined],
     ['an input field, literal', 'mutation { uploadAddressBook(contacts: [{name: "x", phon: "+10000000001"}]) { created } }', undefined],
-    ['an input field, in variables', 'mutation ($c: [ContactInput!]!) { uploadAddressBook(contacts: $c) { created } }', { c: [{ name: 'x', phon: '+10000000001' }] }],
+    [
+      'an input field, in variables',
+      'mutation ($c: [ContactInput!]!) { uploadAddressBook(contacts: $c) { created } }',
+      { c: [{ name: 'x', phon: '+10000000001' }] },
+    ],
   ];
 
   test.each(TYPOS)('a typo in %s gets no "Did you mean" (in development it does: see the control below)', async (_name, query, variables) => {
@@ -187,7 +191,13 @@ describe('failures show no internals', () => {
       [503, { errors: [unavailable] }],
       [503, { errors: [unavailable] }],
       [503, { errors: [unavailable] }],
-      [200, { data: null, errors: [{ message: unavailable, locations: expect.any(Array), path: ['registeredUsers'], extensions: { code: 'SERVICE_UNAVAILABLE' } }] }],
+      [
+        200,
+        {
+          data: null,
+          errors: [{ message: unavailable, locations: expect.any(Array), path: ['registeredUsers'], extensions: { code: 'SERVICE_UNAVAILABLE' } }],
+        },
+      ],
     ]);
 
     await database.close();
@@ -213,7 +223,13 @@ describe('security headers', () => {
       ['403', await p.rest('GET', '/users/external/102.json', { headers: tenant.as.app })],
       ['404 unknown user', await p.rest('GET', '/users/external/999.json', { headers: owner })],
       ['404 unknown path', await p.rest('GET', '/nowhere')],
-      ['413', await p.rest('POST', '/address_book.json', { headers: { ...owner, 'content-type': 'application/json' }, raw: `{"contacts":[]}${' '.repeat(2 * 1024 * 1024)}` })],
+      [
+        '413',
+        await p.rest('POST', '/address_book.json', {
+          headers: { ...owner, 'content-type': 'application/json' },
+          raw: `{"contacts":[]}${' '.repeat(2 * 1024 * 1024)}`,
+        }),
+      ],
       ['415', await p.rest('POST', '/address_book.json', { headers: { ...owner, 'content-type': 'text/xml' }, raw: '<contacts/>' })],
       ['422', await p.rest('GET', '/users/external/abc.json', { headers: owner })],
       ['400 bad JSON', await p.rest('POST', '/address_book.json', { headers: { ...owner, 'content-type': 'application/json' }, raw: '{' })],
@@ -225,9 +241,24 @@ describe('security headers', () => {
       ['openapi', await p.rest('GET', '/openapi.json')],
     ];
     expect(responses.map(([what, res]) => [what, res.status])).toEqual([
-      ['200 lookup', 200], ['200 registered', 200], ['200 delete', 200], ['401', 401], ['400 both credentials', 400], ['403', 403],
-      ['404 unknown user', 404], ['404 unknown path', 404], ['413', 413], ['415', 415], ['422', 422], ['400 bad JSON', 400],
-      ['GraphQL 200', 200], ['GraphQL 400', 400], ['GraphQL batch 400', 400], ['healthz', 200], ['readyz', 200], ['openapi', 200],
+      ['200 lookup', 200],
+      ['200 registered', 200],
+      ['200 delete', 200],
+      ['401', 401],
+      ['400 both credentials', 400],
+      ['403', 403],
+      ['404 unknown user', 404],
+      ['404 unknown path', 404],
+      ['413', 413],
+      ['415', 415],
+      ['422', 422],
+      ['400 bad JSON', 400],
+      ['GraphQL 200', 200],
+      ['GraphQL 400', 400],
+      ['GraphQL batch 400', 400],
+      ['healthz', 200],
+      ['readyz', 200],
+      ['openapi', 200],
     ]);
     for (const [what, res] of responses) {
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -237,7 +268,10 @@ describe('security headers', () => {
 
   test('in development the explorer page sends its own policy, not the API’s (one policy, allowing its script)', async () => {
     const dev = await serve(appOptionsFromConfig(loadConfig({ NODE_ENV: 'development', RATE_LIMIT_ENABLED: 'false' })));
-    for (const [path, headers] of [['/playground', {}], ['/graphql', { accept: BROWSER_ACCEPT }]] as const) {
+    for (const [path, headers] of [
+      ['/playground', {}],
+      ['/graphql', { accept: BROWSER_ACCEPT }],
+    ] as const) {
       const page = await dev.rest('GET', path, { headers });
       expect([path, page.status, page.headers.get('content-type')]).toEqual([path, 200, 'text/html; charset=utf-8']);
       const csp = page.headers.get('content-security-policy') ?? '';
@@ -264,7 +298,11 @@ describe('CORS', () => {
 
   test('not configured (the default): no Access-Control-Allow-Origin anywhere, and preflights are not approved', async () => {
     const p = prod();
-    for (const [path, method] of [['/graphql', 'POST'], ['/chat/Message/x.json', 'DELETE'], ['/users/external/101.json', 'GET']] as const) {
+    for (const [path, method] of [
+      ['/graphql', 'POST'],
+      ['/chat/Message/x.json', 'DELETE'],
+      ['/users/external/101.json', 'GET'],
+    ] as const) {
       const res = await preflight(p, path, APP, method);
       expect([path, res.status < 300, allowed(res), res.headers.get('access-control-allow-headers')]).toEqual([path, false, null, null]);
     }
@@ -275,7 +313,12 @@ describe('CORS', () => {
 
   test('CORS_ORIGINS=https://app.example.com: that origin’s preflights allow the credential headers; another origin gets nothing', async () => {
     const c = await serve(production({ CORS_ORIGINS: APP }));
-    for (const [path, method] of [['/graphql', 'POST'], ['/chat/Message/x.json', 'DELETE'], ['/address_book.json', 'POST'], ['/users/external/101.json', 'GET']] as const) {
+    for (const [path, method] of [
+      ['/graphql', 'POST'],
+      ['/chat/Message/x.json', 'DELETE'],
+      ['/address_book.json', 'POST'],
+      ['/users/external/101.json', 'GET'],
+    ] as const) {
       const res = await preflight(c, path, APP, method);
       expect([path, res.status, allowed(res)]).toEqual([path, 204, APP]);
       const headers = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/,\s*/);

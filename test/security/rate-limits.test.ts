@@ -55,7 +55,7 @@ async function serve(options: Omit<AppOptions, 'database'>): Promise<Served> {
   return {
     app,
     rest,
-    graphql: (query, headers = {}) => rest('POST', '/graphql', { headers, body: { query } }) as Promise<GraphQLResult>,
+    graphql: (query, headers = {}) => rest('POST', '/graphql', { headers, body: { query } }),
   };
 }
 
@@ -189,10 +189,7 @@ describe('per address', () => {
     const served = await serve(limited(1_000, perAddress));
     const t = await seedTenant(served.app.services);
 
-    const rotating = await untilLimited(
-      () => served.rest('GET', '/users/external/102.json', { headers: { 'SVC-Token': invalidToken() } }),
-      perAddress + 5,
-    );
+    const rotating = await untilLimited(() => served.rest('GET', '/users/external/102.json', { headers: { 'SVC-Token': invalidToken() } }), perAddress + 5);
     expect(rotating.served.map((r) => r.status)).toEqual(Array(perAddress).fill(401));
     expectTooMany(rotating.refused!, 'object');
 
@@ -275,7 +272,12 @@ describe('rate limits off', () => {
 
   test('the configuration turns them on by default and RATE_LIMIT_ENABLED=false turns them off', () => {
     expect(appOptionsFromConfig(loadConfig({})).rateLimit).toEqual({ windowMs: 60_000, perCredential: 1_200, perAddress: 6_000, onStoreError: 'open' });
-    expect(appOptionsFromConfig(loadConfig({ NODE_ENV: 'production' })).rateLimit).toEqual({ windowMs: 60_000, perCredential: 1_200, perAddress: 6_000, onStoreError: 'open' });
+    expect(appOptionsFromConfig(loadConfig({ NODE_ENV: 'production' })).rateLimit).toEqual({
+      windowMs: 60_000,
+      perCredential: 1_200,
+      perAddress: 6_000,
+      onStoreError: 'open',
+    });
     expect(appOptionsFromConfig(loadConfig({ ...tiny, RATE_LIMIT_ENABLED: 'false' })).rateLimit).toBe(false);
   });
 

@@ -13,7 +13,7 @@ import { type App, type AppOptions, createApp } from '../../src/app';
 import { recordFigures } from '../support/figures';
 import { startIsolatedService } from '../support/fuzz';
 import { history } from '../support/messages';
-import { seedTenant, type Tenant } from '../support/seed';
+import { seedTenant } from '../support/seed';
 import type { TestService } from '../support/service';
 
 jest.setTimeout(120_000);
@@ -98,7 +98,11 @@ describe('a message deleted for everyone', () => {
     expect(res.body).toEqual({ data: { deleteMessages: { successfullyDeleted: [m0, m1], notFound: [] } } });
     const rows = await stored(t.messageIds);
     expect([...rows.values()].map((row) => [row.id, row.body, row.deleted_at !== null]).sort()).toEqual(
-      [[m0, null, true], [m1, null, true], [t.messageIds[2], 'three', false]].sort(),
+      [
+        [m0, null, true],
+        [m1, null, true],
+        [t.messageIds[2], 'three', false],
+      ].sort(),
     );
     expect(await textsAnywhere(t.messageIds)).toEqual(['three']);
     const again = await service.graphql(DELETE, { ids: [m0] }, t.as.apiKey);
@@ -163,7 +167,10 @@ describe('DELETED_CONTENT_RETENTION_S', () => {
       'SELECT message_id, body, expires_at FROM retained_message_contents WHERE message_id = ANY($1::text[]) ORDER BY body',
       [[m0, m1]],
     );
-    expect(retained.map((r) => [r.message_id, r.body])).toEqual([[m0, 'one'], [m1, 'two']]);
+    expect(retained.map((r) => [r.message_id, r.body])).toEqual([
+      [m0, 'one'],
+      [m1, 'two'],
+    ]);
     for (const r of retained) {
       expect(r.expires_at.getTime()).toBeGreaterThanOrEqual(startedAt + 3_600_000 - 5_000);
       expect(r.expires_at.getTime()).toBeLessThanOrEqual(Date.now() + 3_600_000 + 5_000);

@@ -11,9 +11,7 @@
 // how long a cached credential is honoured. This file logs at trace level with
 // main's redact setting, through every route, credential kind and failure path.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import { type App, type AppOptions, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
@@ -22,7 +20,6 @@ import { recordFigures } from '../support/figures';
 import { expectUntouched } from '../support/messages';
 import { fetchResult, type HttpResult, openTestDatabase, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
-
 
 const lines: string[] = [];
 const logStream = new Writable({
@@ -137,14 +134,24 @@ describe('logs', () => {
         for (const headers of credentials) {
           record(await served.rest('GET', '/users/external/102.json', { headers }));
           record(await served.rest('GET', `/address_book/registered_users.json?udid=${encodeURIComponent(t.memberToken.slice(0, 40))}`, { headers }));
-          record(await served.rest('POST', '/address_book.json', { headers, body: { contacts: [{ name: t.apiKey, phone: '+10000000102' }], udid: t.ownerToken } }));
+          record(
+            await served.rest('POST', '/address_book.json', { headers, body: { contacts: [{ name: t.apiKey, phone: '+10000000102' }], udid: t.ownerToken } }),
+          );
           record(await served.rest('DELETE', `/chat/Message/ffffffffffffffffffffffff,${t.appToken}.json`, { headers, body: { force: 0 } }));
           record(await served.graphql('query($u: String) { registeredUsers(udid: $u) { id } }', { u: t.outsiderToken }, headers));
-          record(await served.graphql(`{ userByExternalId(externalUserId: 101) { id } x: registeredUsers(udid: "${t.ownerToken}") { id } }`, undefined, headers));
+          record(
+            await served.graphql(`{ userByExternalId(externalUserId: 101) { id } x: registeredUsers(udid: "${t.ownerToken}") { id } }`, undefined, headers),
+          );
         }
         // Secrets in bodies that fail to parse, in oversized bodies, in query strings.
         record(await served.rest('POST', '/address_book.json', { headers: t.as.owner, raw: `{"token":"${t.ownerToken}"`, contentType: 'application/json' }));
-        record(await served.rest('POST', '/address_book.json', { headers: t.as.owner, raw: `${t.apiKey}${' '.repeat(2 * 1024 * 1024)}`, contentType: 'application/json' }));
+        record(
+          await served.rest('POST', '/address_book.json', {
+            headers: t.as.owner,
+            raw: `${t.apiKey}${' '.repeat(2 * 1024 * 1024)}`,
+            contentType: 'application/json',
+          }),
+        );
         record(await served.rest('POST', '/graphql', { headers: t.as.apiKey, raw: `{"query": "${t.apiKey}"}`, contentType: 'application/json' }));
         record(await served.rest('GET', `/users/external/101.json?token=${t.ownerToken}&api_key=${t.apiKey}`, { headers: t.as.owner }));
         record(await served.rest('GET', `/no/such/${t.memberToken}`, { headers: t.as.member }));
@@ -235,7 +242,9 @@ describe('the secrets themselves', () => {
     for (const secret of [t.ownerToken, t.memberToken, t.outsiderToken, t.appToken, t.apiKey, 'password123']) {
       expect(stored.filter((row) => row.includes(secret))).toEqual([]);
     }
-    const sessions = await database.pool.query<{ token_hash: string }>('SELECT token_hash FROM sessions WHERE application_id = $1 ORDER BY token_hash', [t.applicationId]);
+    const sessions = await database.pool.query<{ token_hash: string }>('SELECT token_hash FROM sessions WHERE application_id = $1 ORDER BY token_hash', [
+      t.applicationId,
+    ]);
     expect(sessions.rows.map((r) => r.token_hash)).toEqual([t.ownerToken, t.memberToken, t.outsiderToken, t.appToken].map(hashSecret).sort());
     const app = await database.pool.query<{ api_key_hash: string }>('SELECT api_key_hash FROM applications WHERE id = $1', [t.applicationId]);
     expect(app.rows[0]!.api_key_hash).toBe(hashSecret(t.apiKey));
@@ -271,7 +280,10 @@ describe('On-Behalf-Of', () => {
     // delete-messages suites; here every route at once, and the application token too.
     const t = await seedTenant(main.app.services);
     const message = 'On-Behalf-Of is accepted only with Authorization: ApiKey';
-    for (const headers of [{ ...t.as.owner, 'On-Behalf-Of': String(t.owner.id) }, { ...t.as.app, 'On-Behalf-Of': String(t.member.id) }]) {
+    for (const headers of [
+      { ...t.as.owner, 'On-Behalf-Of': String(t.owner.id) },
+      { ...t.as.app, 'On-Behalf-Of': String(t.member.id) },
+    ]) {
       const results = [
         await main.rest('GET', '/users/external/102.json', { headers }),
         await main.rest('GET', '/address_book/registered_users.json', { headers }),

@@ -52,7 +52,11 @@ async function instance(options: Omit<Partial<AppOptions>, 'database'> = {}): Pr
         ...(form ? { body: new URLSearchParams(form).toString() } : {}),
       }),
     graphql: (query, variables, headers) =>
-      fetchResult(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) }),
+      fetchResult(`${base}/graphql`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables }),
+      }),
   };
 }
 
@@ -100,7 +104,7 @@ test('300 sessions opened in a row over POST /session.json leave the newest 100;
   figures.inARow = { opened: 300, kept: 100, msPerOpening: Math.round((openMs / 300) * 10) / 10 };
 });
 
-test('a GraphQL login past the cap ends the least recently used of the user\'s sessions, not the oldest one in use', async () => {
+test("a GraphQL login past the cap ends the least recently used of the user's sessions, not the oldest one in use", async () => {
   const at = await instance({ sessions: { sessionsPerUser: 2 }, auth: { cacheMs: 0 } });
   const t = await seedTenant(at.app.services);
   // The owner's two sessions: the seeded one (older, but used now) and one made after it (never used).
@@ -118,7 +122,7 @@ test('a GraphQL login past the cap ends the least recently used of the user\'s s
   });
 });
 
-test('the admin CLI\'s sessions count against the cap too', async () => {
+test("the admin CLI's sessions count against the cap too", async () => {
   const at = await instance({ sessions: { sessionsPerUser: 3 } });
   const t = await seedTenant(at.app.services);
   const made = [];
@@ -146,10 +150,12 @@ test('openings racing each other never leave a user over the cap', async () => {
   // embedded database run one at a time anyway).
   const slow = `session_cap_slow_${process.pid}_${Date.now().toString(36)}`;
   if (usingServer()) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-conversion -- SQL text: numbers only, whatever the ids are at run time
+    const owners = tenants.map((t) => Number(t.owner.id)).join(',');
     await database.pool.query(`CREATE FUNCTION ${slow}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END $$`);
     await database.pool.query(
       `CREATE TRIGGER ${slow} BEFORE INSERT ON sessions FOR EACH ROW
-         WHEN (NEW.user_id IN (${tenants.map((t) => Number(t.owner.id)).join(',')})) EXECUTE FUNCTION ${slow}()`,
+         WHEN (NEW.user_id IN (${owners})) EXECUTE FUNCTION ${slow}()`,
     );
   }
   const over: number[] = [];

@@ -17,8 +17,7 @@ import { haveVarnish, startVarnish, type Varnish, VARNISHD, wasHit } from '../su
 
 if (!haveVarnish()) {
   console.warn(
-    `SKIPPED test/security/shared-cache.test.ts: ${VARNISHD} not found. ` +
-      'Install Debian\'s Varnish to run the shared-cache tests: apt-get install varnish',
+    `SKIPPED test/security/shared-cache.test.ts: ${VARNISHD} not found. ` + "Install Debian's Varnish to run the shared-cache tests: apt-get install varnish",
   );
 }
 const describeWithVarnish = haveVarnish() ? describe : describe.skip;
@@ -40,7 +39,10 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
       [one, one.memberToken, one.outsider.phone],
       [two, two.ownerToken, two.member.phone],
     ] as const) {
-      const res = await service.rest('POST', '/address_book.json', { headers: { 'SVC-Token': token }, body: { contacts: [{ name: `for ${t.applicationId}`, phone }] } });
+      const res = await service.rest('POST', '/address_book.json', {
+        headers: { 'SVC-Token': token },
+        body: { contacts: [{ name: `for ${t.applicationId}`, phone }] },
+      });
       expect(res.status).toBe(200);
     }
     varnish = await startVarnish((service.app.fastify.server.address() as AddressInfo).port);
@@ -50,8 +52,7 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
     await service?.close();
   });
 
-  const viaCache = (path: string, headers: Record<string, string> = {}): Promise<HttpResult> =>
-    fetchResult(`${varnish.baseUrl}${path}`, { headers });
+  const viaCache = (path: string, headers: Record<string, string> = {}): Promise<HttpResult> => fetchResult(`${varnish.baseUrl}${path}`, { headers });
 
   interface Caller {
     name: string;
@@ -122,20 +123,26 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
     },
   ];
 
-  test.each(['/address_book/registered_users.json?compact=1', '/address_book.json', '/users/external/102.json', '/session.json', 'GET /graphql registeredUsers', 'GET /graphql userByExternalId'].map((name, i) => [name, i] as const))(
-    '%s: alice, bob, an anonymous caller and carol, in turns, each get their own answer',
-    async (_name, index) => {
-      const c = CASES()[index]!;
-      const seen: string[] = [];
-      for (const caller of callers()) {
-        const res = await viaCache(c.path, { ...c.headers, ...caller.headers });
-        const expected = c.expected(caller.name);
-        seen.push(`${caller.name}: ${res.status} ${JSON.stringify(c.about(res))} (X-Varnish: ${res.headers.get('x-varnish')})`);
-        expect([seen.at(-1), res.status, c.about(res)]).toEqual([seen.at(-1), expected.status, expected.about]);
-        expect([seen.at(-1), wasHit(res.headers)]).toEqual([seen.at(-1), false]);
-      }
-    },
-  );
+  test.each(
+    [
+      '/address_book/registered_users.json?compact=1',
+      '/address_book.json',
+      '/users/external/102.json',
+      '/session.json',
+      'GET /graphql registeredUsers',
+      'GET /graphql userByExternalId',
+    ].map((name, i) => [name, i] as const),
+  )('%s: alice, bob, an anonymous caller and carol, in turns, each get their own answer', async (_name, index) => {
+    const c = CASES()[index]!;
+    const seen: string[] = [];
+    for (const caller of callers()) {
+      const res = await viaCache(c.path, { ...c.headers, ...caller.headers });
+      const expected = c.expected(caller.name);
+      seen.push(`${caller.name}: ${res.status} ${JSON.stringify(c.about(res))} (X-Varnish: ${res.headers.get('x-varnish')})`);
+      expect([seen.at(-1), res.status, c.about(res)]).toEqual([seen.at(-1), expected.status, expected.about]);
+      expect([seen.at(-1), wasHit(res.headers)]).toEqual([seen.at(-1), false]);
+    }
+  });
 
   test('an API key with On-Behalf-Of gets its own answer too (Varnish passes Authorization; the answer says private all the same)', async () => {
     const res = await viaCache('/address_book/registered_users.json?compact=1', one.as.onBehalfOf(one.member.id));
@@ -177,20 +184,28 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
   });
 
   test("the README's per-credential VCL keeps alice's and bob's answers apart, serves each one's repeat from the cache, and keeps no error", async () => {
-    const cache = await startVarnish((service.app.fastify.server.address() as AddressInfo).port, resolve(__dirname, '../../examples/varnish/per-credential.vcl'));
+    const cache = await startVarnish(
+      (service.app.fastify.server.address() as AddressInfo).port,
+      resolve(__dirname, '../../examples/varnish/per-credential.vcl'),
+    );
     try {
       const get = (path: string, headers: Record<string, string> = {}) => fetchResult(`${cache.baseUrl}${path}`, { headers });
       const path = '/address_book/registered_users.json?compact=1';
       const alice = { 'SVC-Token': one.ownerToken };
       const bob = { 'QB-Token': one.memberToken };
       const seen = [];
-      for (const [name, headers, expected] of [['alice', alice, [one.member.id]], ['bob', bob, [one.outsider.id]], ['alice', alice, [one.member.id]], ['bob', bob, [one.outsider.id]]] as const) {
+      for (const [name, headers, expected] of [
+        ['alice', alice, [one.member.id]],
+        ['bob', bob, [one.outsider.id]],
+        ['alice', alice, [one.member.id]],
+        ['bob', bob, [one.outsider.id]],
+      ] as const) {
         const res = await get(path, headers);
         seen.push([name, res.status, ids(res.body.items.map((item: { user: { id: number } }) => item.user)), wasHit(res.headers)]);
         expect(ids(res.body.items.map((item: { user: { id: number } }) => item.user))).toEqual(expected);
       }
       // The repeats came from the cache; each first request did not.
-      expect(seen.map(([name, , , hit]) => `${name} ${hit ? 'hit' : 'miss'}`)).toEqual(['alice miss', 'bob miss', 'alice hit', 'bob hit']);
+      expect(seen.map(([name, , , hit]) => `${String(name)} ${hit ? 'hit' : 'miss'}`)).toEqual(['alice miss', 'bob miss', 'alice hit', 'bob hit']);
       for (let i = 0; i < 2; i++) {
         const anonymous = await get(path);
         expect([anonymous.status, wasHit(anonymous.headers)]).toEqual([401, false]);

@@ -69,7 +69,7 @@ describe('headers sent slowly', () => {
 });
 
 describe('a body sent slowly', () => {
-  test('with credentials: a byte every 200 ms (never silent for the idle bound) is cut at the whole-request bound, in the route\'s shape, and nothing is stored', async () => {
+  test("with credentials: a byte every 200 ms (never silent for the idle bound) is cut at the whole-request bound, in the route's shape, and nothing is stored", async () => {
     const before = await contactCount(service, t);
     const body = contacts(20);
     const answer = await slowRequest(service.baseUrl, {
@@ -96,7 +96,7 @@ describe('a body sent slowly', () => {
     expect(answer.body).toEqual({ code: 'REQUEST_TIMEOUT', message: MESSAGES.requestTimeout });
   });
 
-  test('GraphQL: a document trickled in is cut with REQUEST_TIMEOUT in GraphQL\'s shape', async () => {
+  test("GraphQL: a document trickled in is cut with REQUEST_TIMEOUT in GraphQL's shape", async () => {
     const body = JSON.stringify({ query: `{ registeredUsers { id } }${' '.repeat(100)}` });
     const answer = await slowRequest(service.baseUrl, {
       start: requestHead('POST', '/graphql', { 'Content-Type': 'application/json' }, body.length),
@@ -112,7 +112,9 @@ describe('a body sent slowly', () => {
     const before = await contactCount(service, t);
     const body = contacts(5);
     const answer = await slowRequest(service.baseUrl, {
-      start: requestHead('POST', '/address_book.json', { 'SVC-Token': t.ownerToken, 'Content-Type': 'application/json' }, body.length) + body.slice(0, body.length - 5),
+      start:
+        requestHead('POST', '/address_book.json', { 'SVC-Token': t.ownerToken, 'Content-Type': 'application/json' }, body.length) +
+        body.slice(0, body.length - 5),
       giveUpMs: GIVE_UP_MS,
     });
     expectCut(answer, BOUNDS.bodyIdleMs, 'body stalled');

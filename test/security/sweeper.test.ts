@@ -234,8 +234,8 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
   children.add(child);
   const lines: string[] = [];
   let stderr = '';
-  child.stdout!.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
-  child.stderr!.on('data', (chunk) => {
+  child.stdout.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
+  child.stderr.on('data', (chunk) => {
     stderr += String(chunk);
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -284,7 +284,10 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
 
 test('its settings, the cap and the retention have defaults, and a value that would break them stops the start naming the variable', () => {
   expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
-  expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({ SWEEP_INTERVAL_MS: 0, DELETED_CONTENT_RETENTION_S: 2_592_000 });
+  expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({
+    SWEEP_INTERVAL_MS: 0,
+    DELETED_CONTENT_RETENTION_S: 2_592_000,
+  });
   for (const [name, value] of [
     ['SWEEP_INTERVAL_MS', '500'],
     ['SWEEP_INTERVAL_MS', '-1'],

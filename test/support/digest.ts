@@ -137,7 +137,10 @@ export async function comparableDigest(pool: Queryable): Promise<Digest> {
               FROM (SELECT jsonb_build_object(${pairs.join(', ')})::text AS r FROM ${quoteIdent(table)} x) s`,
     )
     .join('\nUNION ALL\n');
-  const { rows } = await q.query<{ name: string; rows: number; md5: string }>({ name: `comparable_${createHash('md5').update(text).digest('hex').slice(0, 16)}`, text });
+  const { rows } = await q.query<{ name: string; rows: number; md5: string }>({
+    name: `comparable_${createHash('md5').update(text).digest('hex').slice(0, 16)}`,
+    text,
+  });
   const out: Digest = {};
   for (const row of rows.sort((a, b) => a.name.localeCompare(b.name))) out[row.name] = { rows: row.rows, md5: row.md5 };
   return out;

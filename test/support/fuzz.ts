@@ -109,24 +109,21 @@ export function send(port: number, req: RawRequest, timeoutMs = 20_000): Promise
   }
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      { host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: false, timeout: timeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = text === '' ? undefined : JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, ms: performance.now() - started });
-        });
-      },
-    );
+    const request = httpRequest({ host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent: false, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text === '' ? undefined : JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, ms: performance.now() - started });
+      });
+    });
     request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     request.on('error', reject);
     // The server may answer (413) and close before the whole body is written.
@@ -145,7 +142,11 @@ export async function expectHealthy(port: number): Promise<void> {
 
 /** Node's HTTP client refuses header values outside tab, 0x20–0x7e and 0x80–0xff: send other text as its UTF-8 bytes read as latin1. */
 export function latin1Header(value: string): string {
-  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value) ? value : Buffer.from(value, 'utf8').toString('latin1').replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
+  return /^[\t\x20-\x7e\x80-\xff]*$/.test(value)
+    ? value
+    : Buffer.from(value, 'utf8')
+        .toString('latin1')
+        .replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
 }
 
 // ---------------------------------------------------------------------------
@@ -248,19 +249,17 @@ export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new Violation(message);
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const keysAre = (value: Record<string, unknown>, keys: readonly string[]): boolean =>
   JSON.stringify(Object.keys(value).sort()) === JSON.stringify([...keys].sort());
 
-const isStringList = (value: unknown): value is string[] =>
-  Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string');
+const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string');
 
 /** `{"errors":["<message>", …]}`: the delete and address-book paths (and unknown paths). */
 export function checkListError(status: number, body: unknown): void {
   check(isPlainObject(body) && keysAre(body, ['errors']) && isStringList(body.errors), `expected {"errors":[string]}, got ${excerpt(body)}`);
-  for (const message of body.errors as string[]) {
+  for (const message of body.errors) {
     check(REST_MESSAGES[status]?.(message), `message ${JSON.stringify(message)} is not one README documents for ${status}`);
   }
 }
@@ -278,9 +277,9 @@ export function checkObjectError(status: number, body: unknown, family: 'lookup'
   check(isPlainObject(body), `expected a JSON object, got ${excerpt(body)}`);
   if (status === 400 || status === 401 || status === 403 || status === 422) {
     check(keysAre(body, ['errors']) && isPlainObject(body.errors), `expected {"errors":{field:[string]}}, got ${excerpt(body)}`);
-    const fields = Object.entries(body.errors as Record<string, unknown>);
+    const fields = Object.entries(body.errors);
     check(fields.length > 0 && fields.every(([, v]) => isStringList(v)), `expected {"errors":{field:[string]}}, got ${excerpt(body)}`);
-    if (status !== 422) check(keysAre(body.errors as Record<string, unknown>, ['base']), `a ${status} names "base", got ${excerpt(body)}`);
+    if (status !== 422) check(keysAre(body.errors, ['base']), `a ${status} names "base", got ${excerpt(body)}`);
     if (family === 'session' && status === 422) {
       check(fields.length === 1 && (fields[0]![1] as string[]).length === 1, `a session request's 422 names one parameter once, got ${excerpt(body)}`);
       const [field, [message]] = fields[0] as [string, string[]];
@@ -299,7 +298,7 @@ export function checkObjectError(status: number, body: unknown, family: 'lookup'
     check(status !== 429 || family === 'session', `a 429 outside the session paths: ${excerpt(body)}`);
     const expectedCode = { 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 429: 'TOO_MANY_REQUESTS' }[status];
     check(body.code === expectedCode, `a ${status} has code ${expectedCode}, got ${excerpt(body)}`);
-    check(REST_MESSAGES[status]?.(body.message as string), `message ${JSON.stringify(body.message)} is not one README documents for ${status}`);
+    check(REST_MESSAGES[status]?.(body.message), `message ${JSON.stringify(body.message)} is not one README documents for ${status}`);
   }
 }
 
@@ -307,12 +306,15 @@ export function checkObjectError(status: number, body: unknown, family: 'lookup'
 export function checkGraphQLErrors(body: unknown, allowData: boolean): void {
   check(isPlainObject(body), `expected a GraphQL response object, got ${excerpt(body)}`);
   const allowed = allowData ? ['errors', 'data'] : ['errors'];
-  check(Object.keys(body).every((k) => allowed.includes(k)), `unexpected keys in ${excerpt(body)}`);
+  check(
+    Object.keys(body).every((k) => allowed.includes(k)),
+    `unexpected keys in ${excerpt(body)}`,
+  );
   check(Array.isArray(body.errors) && body.errors.length > 0, `expected a non-empty errors list, got ${excerpt(body)}`);
   for (const error of body.errors as unknown[]) {
     check(isPlainObject(error) && typeof error.message === 'string' && error.message.length > 0, `error without a message: ${excerpt(error)}`);
     check(isPlainObject(error.extensions) && typeof error.extensions.code === 'string', `error without extensions.code: ${excerpt(error)}`);
-    const code = error.extensions.code as string;
+    const code = error.extensions.code;
     check(GRAPHQL_CODES.has(code), `extensions.code ${code} is not one a client may cause (${error.message})`);
   }
 }
@@ -323,7 +325,7 @@ export function checkUserRecord(user: unknown): void {
   check(Number.isInteger(user.id), `user.id is not an integer: ${excerpt(user)}`);
   check(typeof user.login === 'string', `user.login is not a string: ${excerpt(user)}`);
   for (const field of ['created_at', 'updated_at']) {
-    check(typeof user[field] === 'string' && !Number.isNaN(Date.parse(user[field] as string)), `user.${field} is not a timestamp`);
+    check(typeof user[field] === 'string' && !Number.isNaN(Date.parse(user[field])), `user.${field} is not a timestamp`);
   }
   for (const field of ['age_over16', 'allow_statistics_analysis', 'allow_sales_activities']) {
     check(typeof user[field] === 'boolean', `user.${field} is not a boolean`);
@@ -480,8 +482,24 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
       { label: 'api key', tenant, headers: [['Authorization', `ApiKey ${t.apiKey}`]] },
       // HTTP drops whitespace around a header value: still the key.
       { label: 'api key with a trailing space', tenant, headers: [['Authorization', `ApiKey ${t.apiKey} `]] },
-      { label: 'api key on behalf of owner', tenant, userId: t.owner.id, headers: [['Authorization', `ApiKey ${t.apiKey}`], ['On-Behalf-Of', String(t.owner.id)]] },
-      { label: 'api key on behalf of member', tenant, userId: t.member.id, headers: [['Authorization', `ApiKey ${t.apiKey}`], ['On-Behalf-Of', String(t.member.id)]] },
+      {
+        label: 'api key on behalf of owner',
+        tenant,
+        userId: t.owner.id,
+        headers: [
+          ['Authorization', `ApiKey ${t.apiKey}`],
+          ['On-Behalf-Of', String(t.owner.id)],
+        ],
+      },
+      {
+        label: 'api key on behalf of member',
+        tenant,
+        userId: t.member.id,
+        headers: [
+          ['Authorization', `ApiKey ${t.apiKey}`],
+          ['On-Behalf-Of', String(t.member.id)],
+        ],
+      },
     ] satisfies Credentials[];
   });
   const tokenHeader = fc.constantFrom('SVC-Token', 'QB-Token');
@@ -492,8 +510,20 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
   const authorization: fc.Arbitrary<string | Repeat> = fc.oneof(
     randomValue,
     fc.constantFrom(
-      'ApiKey', 'ApiKey ', 'apikey x', 'APIKEY x', 'Bearer x', 'Basic dXNlcjpwYXNz', 'ApiKey  x', ' ApiKey x', 'ApiKey x y',
-      `ApiKey ${a.apiKey}x`, `apikey ${a.apiKey}`, `Bearer ${a.apiKey}`, `ApiKey ${'k'.repeat(513)}`, `ApiKey ${b.ownerToken}`,
+      'ApiKey',
+      'ApiKey ',
+      'apikey x',
+      'APIKEY x',
+      'Bearer x',
+      'Basic dXNlcjpwYXNz',
+      'ApiKey  x',
+      ' ApiKey x',
+      'ApiKey x y',
+      `ApiKey ${a.apiKey}x`,
+      `apikey ${a.apiKey}`,
+      `Bearer ${a.apiKey}`,
+      `ApiKey ${'k'.repeat(513)}`,
+      `ApiKey ${b.ownerToken}`,
     ),
     fc.string({ maxLength: 40 }).map((s) => `ApiKey ${latin1Header(s)}`),
   );
@@ -511,28 +541,43 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
       // Two session-token headers at once: 400, whatever their values (docs/operation.md, Credentials: exactly one).
       arbitrary: fc.tuple(fc.constantFrom(a, b), fc.constantFrom('same', 'other', 'random'), fc.boolean()).map(([t, which, svcFirst]): Credentials => {
         const other = which === 'same' ? t.ownerToken : which === 'other' ? t.memberToken : 'nonsense';
-        const pair: [string, string][] = [['SVC-Token', t.ownerToken], ['QB-Token', other]];
+        const pair: [string, string][] = [
+          ['SVC-Token', t.ownerToken],
+          ['QB-Token', other],
+        ];
         return { label: 'SVC-Token and QB-Token', headers: svcFirst ? pair : pair.reverse() };
       }),
     },
-    { weight: 2, arbitrary: fc.tuple(headerCase('Authorization'), authorization).map(([n, v]): Credentials => ({ label: 'odd authorization', headers: [[n, v]] })) },
+    {
+      weight: 2,
+      arbitrary: fc.tuple(headerCase('Authorization'), authorization).map(([n, v]): Credentials => ({ label: 'odd authorization', headers: [[n, v]] })),
+    },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.constantFrom(...valid.filter((c) => /token$/i.test(c.label))), authorization)
+      arbitrary: fc
+        .tuple(fc.constantFrom(...valid.filter((c) => /token$/i.test(c.label))), authorization)
         .map(([c, v]): Credentials => ({ label: 'both', headers: [...c.headers, ['Authorization', v]] })),
     },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.constantFrom(a, b), onBehalfOf)
-        .map(([t, v]): Credentials => ({ label: 'token with on-behalf-of', headers: [['SVC-Token', t.ownerToken], ['On-Behalf-Of', v]] })),
+      arbitrary: fc.tuple(fc.constantFrom(a, b), onBehalfOf).map(([t, v]): Credentials => ({
+        label: 'token with on-behalf-of',
+        headers: [
+          ['SVC-Token', t.ownerToken],
+          ['On-Behalf-Of', v],
+        ],
+      })),
     },
     {
       weight: 2,
       arbitrary: fc.tuple(fc.constantFrom(0, 1), onBehalfOf).map(([i, v]): Credentials => ({
         label: 'api key with odd on-behalf-of',
         // Valid user ids of the same tenant make this a valid caller of that tenant; of the other, a 403.
-        tenant: i as 0 | 1,
-        headers: [['Authorization', `ApiKey ${ts[i]!.apiKey}`], ['On-Behalf-Of', v]],
+        tenant: i,
+        headers: [
+          ['Authorization', `ApiKey ${ts[i].apiKey}`],
+          ['On-Behalf-Of', v],
+        ],
       })),
     },
     {
@@ -540,7 +585,7 @@ export function credentialArbitraries(ts: [Tenant, Tenant]): { credentials: fc.A
       // A header line sent twice: Node joins the values ("a, b"), which names no session.
       arbitrary: fc.tuple(fc.constantFrom(0, 1), fc.boolean()).map(([i, validFirst]): Credentials => ({
         label: 'token sent twice',
-        headers: [['SVC-Token', validFirst ? [ts[i]!.memberToken, 'nonsense'] : ['nonsense', ts[i]!.memberToken]]],
+        headers: [['SVC-Token', validFirst ? [ts[i].memberToken, 'nonsense'] : ['nonsense', ts[i].memberToken]]],
       })),
     },
   );
@@ -559,7 +604,7 @@ const HEADER_BUDGET = 62 * 1024;
  */
 export function fitHeaders(pairs: readonly (readonly [string, HeaderValue | Repeat])[], requestLineLength: number): Record<string, HeaderValue> {
   const copy = pairs.map(([k, v]): [string, HeaderValue | Repeat] => [k, typeof v === 'object' && !Array.isArray(v) ? { ...v } : v]);
-  const size = () => requestLineLength + copy.reduce((n, [k, v]) => n + k.length + 4 + (Array.isArray(v) ? v.join('').length : textLength(v as Text)), 200);
+  const size = () => requestLineLength + copy.reduce((n, [k, v]) => n + k.length + 4 + (Array.isArray(v) ? v.join('').length : textLength(v)), 200);
   for (let over = size() - HEADER_BUDGET; over > 0; over = size() - HEADER_BUDGET) {
     const repeated = copy.map(([, v]) => v).filter((v): v is Repeat => typeof v === 'object' && !Array.isArray(v) && v.times > 0);
     if (repeated.length === 0) break;
@@ -569,7 +614,7 @@ export function fitHeaders(pairs: readonly (readonly [string, HeaderValue | Repe
   const headers: Record<string, HeaderValue> = {};
   for (const [name, value] of copy) {
     const key = Object.keys(headers).find((k) => k.toLowerCase() === name.toLowerCase()) ?? name;
-    headers[key] ??= Array.isArray(value) ? value : materialize(value as Text);
+    headers[key] ??= Array.isArray(value) ? value : materialize(value);
   }
   return headers;
 }
@@ -607,7 +652,7 @@ export interface SessionUserSpec {
   field: 'login' | 'email';
   who: SeededUser | 'nobody';
   /** The seed's password, or another one. */
-  password: 'right' | string;
+  password: string /* 'right', or another */;
 }
 
 /** Parameters a session request can get wrong in form: each answered 422 naming `field` (docs/rest.md, Sessions). */
@@ -636,7 +681,10 @@ const MALFORMATIONS = {
   'a social provider': { field: 'provider', set: { provider: 'facebook' } },
   'provider keys': { field: 'keys[token]', set: { 'keys[token]': 't' } },
   // Login and email together are taken (the Android SDK's request); the email is then checked as the login is.
-  'an email with NUL beside a login': { field: 'email', user: { 'user[login]': 'owner', 'user[email]': 'ow\u0000ner@example.com', 'user[password]': 'password123' } },
+  'an email with NUL beside a login': {
+    field: 'email',
+    user: { 'user[login]': 'owner', 'user[email]': 'ow\u0000ner@example.com', 'user[password]': 'password123' },
+  },
   'a login without password': { field: 'password', user: { 'user[login]': 'owner' } },
   'a password without login': { field: 'login', user: { 'user[password]': 'password123' } },
   'an empty login': { field: 'login', user: { 'user[login]': '', 'user[password]': 'password123' } },
@@ -706,7 +754,10 @@ export function sessionSpecArbitrary(): fc.Arbitrary<SessionSpec> {
       arbitrary: fc.record({
         field: fc.constantFrom('login' as const, 'email' as const),
         who: fc.constantFrom<SeededUser | 'nobody'>('owner', 'member', 'outsider', 'nobody'),
-        password: fc.oneof({ weight: 2, arbitrary: fc.constant('right') }, { weight: 1, arbitrary: fc.constantFrom('password124', 'a&b=c[d]%20\u00e9\u{1F600}', ' password123') }),
+        password: fc.oneof(
+          { weight: 2, arbitrary: fc.constant('right') },
+          { weight: 1, arbitrary: fc.constantFrom('password124', 'a&b=c[d]%20\u00e9\u{1F600}', ' password123') },
+        ),
       }),
     },
   );
@@ -718,7 +769,13 @@ export function sessionSpecArbitrary(): fc.Arbitrary<SessionSpec> {
     // Weighed so that a default run meets each documented answer a dozen times or more.
     { weight: 8, arbitrary: fc.constant({ kind: 'none' as const }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('signature digit' as const), at: fc.nat(63), by: fc.nat(14) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('changed after signing' as const), param: fc.constantFrom('timestamp' as const, 'nonce' as const, 'user' as const) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('changed after signing' as const),
+        param: fc.constantFrom('timestamp' as const, 'nonce' as const, 'user' as const),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('another secret' as const), secret: fc.string({ maxLength: 44 }) }) },
     { weight: 3, arbitrary: fc.constantFrom({ kind: "the other application's auth key" as const }, { kind: 'an unknown application' as const }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('malformed' as const), name: fc.constantFrom(...(Object.keys(MALFORMATIONS) as Malformation[])) }) },
@@ -761,7 +818,8 @@ export function sessionRequestParts(spec: SessionSpec, ts: [Tenant, Tenant], now
     }
     case 'changed after signing':
       if (change.param === 'timestamp') parameters.timestamp = String(timestamp + 1);
-      else if (change.param === 'nonce') parameters.nonce = spec.nonce.length < 64 ? `${spec.nonce}0` : `${spec.nonce.slice(0, -1)}${spec.nonce.endsWith('0') ? '1' : '0'}`;
+      else if (change.param === 'nonce')
+        parameters.nonce = spec.nonce.length < 64 ? `${spec.nonce}0` : `${spec.nonce.slice(0, -1)}${spec.nonce.endsWith('0') ? '1' : '0'}`;
       else if (user) parameters['user[password]'] = `${user.password}x`;
       else Object.assign(parameters, { 'user[login]': 'owner', 'user[password]': 'password123' });
       break;
@@ -825,8 +883,7 @@ export function sessionAnswer(status: number, json: unknown): string {
 export type SessionEncoding = 'json nested' | 'json flat' | 'json numbers' | 'form';
 
 /** A numeric text whose JSON number reads back as the same text (what an SDK signing numbers signs). */
-const asNumber = (value: unknown): unknown =>
-  typeof value === 'string' && /^(?:0|[1-9][0-9]{0,14})$/.test(value) ? Number(value) : value;
+const asNumber = (value: unknown): unknown => (typeof value === 'string' && /^(?:0|[1-9][0-9]{0,14})$/.test(value) ? Number(value) : value);
 
 /** POST /session.json's body and Content-Type. */
 export function sessionBody(parameters: Record<string, unknown>, encoding: SessionEncoding): { body: string; contentType: string } {
@@ -851,7 +908,13 @@ export function sessionBody(parameters: Record<string, unknown>, encoding: Sessi
 }
 
 /** GraphQL names of the parameters (createSession's SessionRequestInput); others keep theirs (GraphQL refuses them). */
-const INPUT_NAMES = new Map([['application_id', 'applicationId'], ['auth_key', 'authKey'], ['timestamp', 'timestamp'], ['nonce', 'nonce'], ['signature', 'signature']]);
+const INPUT_NAMES = new Map([
+  ['application_id', 'applicationId'],
+  ['auth_key', 'authKey'],
+  ['timestamp', 'timestamp'],
+  ['nonce', 'nonce'],
+  ['signature', 'signature'],
+]);
 
 /** The same request as createSession's input (JSON numbers where `numbers`, as SignedText takes them). */
 export function sessionInput(parameters: Record<string, unknown>, numbers = false): Record<string, unknown> {
@@ -880,9 +943,15 @@ const lengthy = (characters: number, tail = ''): string => `${'\u{1F600}'.repeat
 
 export const loginSpecArbitrary = (): fc.Arbitrary<LoginSpec> =>
   fc.record({
-    field: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('login' as const, 'email' as const) }, { weight: 1, arbitrary: fc.constantFrom('both' as const, 'neither' as const) }),
+    field: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom('login' as const, 'email' as const) },
+      { weight: 1, arbitrary: fc.constantFrom('both' as const, 'neither' as const) },
+    ),
     who: fc.constantFrom<SeededUser | 'nobody'>('owner', 'member', 'outsider', 'owner', 'member', 'outsider', 'nobody'),
-    password: fc.oneof({ weight: 3, arbitrary: fc.constant('right' as const) }, { weight: 1, arbitrary: fc.constantFrom('wrong' as const, 'empty' as const, 'missing' as const) }),
+    password: fc.oneof(
+      { weight: 3, arbitrary: fc.constant('right' as const) },
+      { weight: 1, arbitrary: fc.constantFrom('wrong' as const, 'empty' as const, 'missing' as const) },
+    ),
     length: fc.oneof(
       { weight: 6, arbitrary: fc.constant(undefined) },
       { weight: 1, arbitrary: fc.record({ of: fc.constantFrom('name' as const, 'password' as const), past: fc.boolean() }) },
@@ -917,7 +986,12 @@ export const tokenHash = (token: string): string => createHash('sha256').update(
 /** Whose a tenant's shared session token is (undefined: not one of them). */
 export function sharedTokenOf(ts: [Tenant, Tenant], token: string): { applicationId: number; userId: number | undefined } | undefined {
   for (const t of ts) {
-    for (const [shared, user] of [[t.ownerToken, t.owner], [t.memberToken, t.member], [t.outsiderToken, t.outsider], [t.appToken, undefined]] as const) {
+    for (const [shared, user] of [
+      [t.ownerToken, t.owner],
+      [t.memberToken, t.member],
+      [t.outsiderToken, t.outsider],
+      [t.appToken, undefined],
+    ] as const) {
       if (token === shared) return { applicationId: t.applicationId, userId: user?.id };
     }
   }

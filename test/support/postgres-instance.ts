@@ -108,11 +108,19 @@ function findPostgresBinaries(): Binaries | string {
   const candidates: string[] = [];
   for (const root of ['/usr/lib/postgresql', '/usr/local/lib/postgresql']) {
     if (!existsSync(root)) continue;
-    const versions = readdirSync(root).filter((v) => /^\d+(\.\d+)?$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => /^\d+(\.\d+)?$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     candidates.push(...versions.map((v) => path.join(root, v, 'bin')));
   }
   if (existsSync('/usr')) {
-    candidates.push(...readdirSync('/usr').filter((d) => /^pgsql-\d+$/.test(d)).sort().reverse().map((d) => path.join('/usr', d, 'bin')));
+    candidates.push(
+      ...readdirSync('/usr')
+        .filter((d) => /^pgsql-\d+$/.test(d))
+        .sort()
+        .reverse()
+        .map((d) => path.join('/usr', d, 'bin')),
+    );
   }
   candidates.push(...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean));
   const bin = candidates.find((dir) => existsSync(path.join(dir, 'initdb')) && existsSync(path.join(dir, 'pg_ctl')));
@@ -245,7 +253,6 @@ class ServerInstance extends InstanceBase implements PostgresInstance {
     this.up = false;
   }
 
-
   /** The server's log, for failure messages. */
   log(): string {
     return existsSync(this.logFile) ? readFileSync(this.logFile, 'utf8') : '';
@@ -346,11 +353,11 @@ class PgliteInstance extends InstanceBase implements PostgresInstance {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      child.stdout!.on('data', (chunk) => {
+      child.stdout.on('data', (chunk) => {
         out += String(chunk);
         if (out.includes('ready\n')) resolve();
       });
@@ -366,5 +373,4 @@ class PgliteInstance extends InstanceBase implements PostgresInstance {
     await this.exited;
     this.child = null;
   }
-
 }

@@ -94,8 +94,7 @@ export async function startService(options: Omit<Partial<AppOptions>, 'database'
     db,
     rest: request,
     call,
-    graphql: (query, variables, headers) =>
-      request('POST', '/graphql', { headers, body: { query, variables } }) as Promise<GraphQLResult>,
+    graphql: (query, variables, headers) => request('POST', '/graphql', { headers, body: { query, variables } }),
     async close() {
       await app.close();
       await db.close();

@@ -77,7 +77,9 @@ function parse(raw: string): Omit<SlowAnswer, 'closedAfterMs' | 'answeredAfterMs
     headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
   const length = headers['content-length'] === undefined ? undefined : Number(headers['content-length']);
-  const text = Buffer.from(raw.slice(end + 4), 'latin1').toString('utf8').slice(0, length);
+  const text = Buffer.from(raw.slice(end + 4), 'latin1')
+    .toString('utf8')
+    .slice(0, length);
   let body: unknown;
   try {
     body = JSON.parse(text);

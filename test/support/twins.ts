@@ -87,7 +87,11 @@ export async function startTwins<S>(given: Options, referenceOptions: Options, s
     // A template must have no other connection: the seeding one is closed.
     await admin(runUrl, (c) => c.query(`CREATE DATABASE ${prefix}_b TEMPLATE ${prefix}_a`));
     open = (side) => openDatabase({ url: urlOf(side), poolMax: 5, migrate: false });
-    cleanUp = () => admin(runUrl, async (c) => void (await c.query(`DROP DATABASE IF EXISTS ${prefix}_a WITH (FORCE)`), await c.query(`DROP DATABASE IF EXISTS ${prefix}_b WITH (FORCE)`)));
+    cleanUp = () =>
+      admin(runUrl, async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS ${prefix}_a WITH (FORCE)`);
+        await c.query(`DROP DATABASE IF EXISTS ${prefix}_b WITH (FORCE)`);
+      });
   } else {
     const dir = mkdtempSync(join(tmpdir(), 'twins-'));
     await seedWith(await openDatabase({ dataDir: join(dir, 'a') }));

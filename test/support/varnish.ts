@@ -33,11 +33,9 @@ export async function startVarnish(backendPort: number, vcl?: string): Promise<V
     backend = ['-f', file];
   }
   const output: string[] = [];
-  const child: ChildProcess = spawn(
-    VARNISHD,
-    ['-F', '-a', `127.0.0.1:${port}`, ...backend, '-n', dir, '-s', 'malloc,16m'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child: ChildProcess = spawn(VARNISHD, ['-F', '-a', `127.0.0.1:${port}`, ...backend, '-n', dir, '-s', 'malloc,16m'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

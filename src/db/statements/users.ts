@@ -7,9 +7,26 @@ import { computed, fields, statement, type RowOf } from '../sql';
  * left out, it is also ~120 bytes less per user to send and decode.
  */
 export const USER_FIELDS = [
-  'id', 'applicationId', 'login', 'fullName', 'email', 'phone', 'website', 'createdAt', 'updatedAt', 'lastRequestAt',
-  'externalUserId', 'facebookId', 'twitterId', 'blobId', 'customData', 'ageOver16', 'allowStatisticsAnalysis', 'allowSalesActivities',
-  'parentsContacts', 'userTags',
+  'id',
+  'applicationId',
+  'login',
+  'fullName',
+  'email',
+  'phone',
+  'website',
+  'createdAt',
+  'updatedAt',
+  'lastRequestAt',
+  'externalUserId',
+  'facebookId',
+  'twitterId',
+  'blobId',
+  'customData',
+  'ageOver16',
+  'allowStatisticsAnalysis',
+  'allowSalesActivities',
+  'parentsContacts',
+  'userTags',
 ] as const;
 
 export const USER_RECORD = fields('User', USER_FIELDS);
