@@ -117,7 +117,9 @@ if (!(await build(files))) {
     console.error(`build: ${reason}, but this install has no compiler (@swc/core, a dev dependency): running the dist/ it has`);
     process.exit(0);
   }
-  console.error('build: @swc/core is not installed (a dev dependency): build where dev dependencies are, then `npm prune --omit=dev --omit=optional` (docs/operation.md, Deploying)');
+  console.error(
+    'build: @swc/core is not installed (a dev dependency): build where dev dependencies are, then `npm prune --omit=dev --omit=optional` (docs/operation.md, Deploying)',
+  );
   process.exit(1);
 }
 if (ifStale || process.stdout.isTTY)

@@ -9,195 +9,216 @@ import { newSecretsKey, parseSecretsKey } from './services/secrets';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
-const schema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(4000),
-  /** A PostgreSQL server; unset means the embedded PGlite database. */
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
-    .optional(),
-  /** Where the embedded database keeps its files. */
-  PGLITE_DIR: z.string().min(1).default('.data/pglite'),
-  /** Connections to a PostgreSQL server (the embedded database always has one). */
-  DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
-  /** Apply pending migrations at start. */
-  MIGRATE_ON_START: flag.default(true),
-  /** Seed the demo data set into a fresh embedded database and print curl commands. */
-  DEMO_SEED: flag.default(true),
-  // How far V8 lets the old generation grow past what survived the last full
-  // GC before the next one (percent; 0: V8's own, dynamic factor of up to 4×).
-  // docs/decisions.md: Decisions, Memory.
-  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** The GraphQL explorer page (default: on, off when NODE_ENV=production). */
-  GRAPHQL_EXPLORER: flag.optional(),
-  /** GraphQL introspection (default: on, off when NODE_ENV=production). */
-  GRAPHQL_INTROSPECTION: flag.optional(),
-  /** GET /metrics in Prometheus text format. */
-  METRICS_ENABLED: flag.default(true),
-  /**
-   * Longest a statement may run, and longest a request waits for a pooled
-   * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
-   */
-  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
-  /**
-   * named: each statement is parsed once per connection (fastest, direct to
-   * PostgreSQL or PgBouncer in session mode). unnamed: parsed on every call,
-   * and the statement timeout is set per transaction (SET LOCAL), which is
-   * what PgBouncer in transaction mode accepts.
-   */
-  DB_PREPARED_STATEMENTS: z.enum(['named', 'unnamed']).default('named'),
-  /**
-   * Read replicas (hot standbys), comma-separated postgres:// URLs: user
-   * lookups and registered users read there; writes and credential checks stay
-   * on DATABASE_URL.
-   */
-  DATABASE_READ_URL: z
-    .string()
-    .transform((value) => value.split(',').map((url) => url.trim()).filter(Boolean))
-    .refine((urls) => urls.length > 0 && urls.every((url) => /^postgres(ql)?:\/\//.test(url)), {
-      message: 'must be one or more comma-separated postgres:// or postgresql:// URLs',
-    })
-    .optional(),
-  /** A replica further behind the primary than this (ms of replay) is skipped. */
-  READ_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
-  /** How long a read waits for a replica to replay the caller's last write before reading the primary. */
-  READ_YOUR_WRITES_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(250),
-  /**
-   * Redis (redis:// or rediss://): shared rate-limit budgets, credential
-   * revocation and callers' last write positions across instances.
-   */
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
-    .optional(),
-  /** Prefix of every key and channel this service uses in Redis (several deployments can share one). */
-  REDIS_KEY_PREFIX: z.string().min(1).max(100).default('chat-user-service:'),
-  /** How long the service waits for Redis at start before it gives up. */
-  REDIS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  /** When the rate-limit store (Redis) fails: serve the request uncounted (open) or refuse it with 503 (closed). */
-  RATE_LIMIT_ON_STORE_ERROR: z.enum(['open', 'closed']).default('open'),
-  /** Rate limits (per instance, or shared through REDIS_URL; see the README). Off for benchmarks. */
-  RATE_LIMIT_ENABLED: flag.default(true),
-  RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
-  /** Requests per window for one session token or API key. */
-  RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(1_200),
-  /** Requests per window from one client address, whatever its credentials. */
-  RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(6_000),
-  /** Take the client address from X-Forwarded-For (behind a proxy you run). */
-  TRUST_PROXY: flag.default(false),
-  /**
-   * Origins allowed to call the API from a browser: a comma-separated list,
-   * or * for any. Unset: no CORS headers, so browsers on other origins are refused.
-   */
-  CORS_ORIGINS: z
-    .string()
-    .transform((value) => (value.trim() === '*' ? ('*' as const) : value.split(',').map((o) => o.trim()).filter(Boolean)))
-    .refine((origins) => origins === '*' || origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), {
-      message: 'must be * or a comma-separated list of origins such as https://app.example.com',
-    })
-    .optional(),
-  /**
-   * Headers that carry a session token (QuickBlox SDKs send QB-Token; the
-   * spec calls it SVC-Token). Compared case-insensitively.
-   */
-  SESSION_TOKEN_HEADERS: z
-    .string()
-    .transform((value) => value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean))
-    .refine((names) => names.length > 0 && names.every((name) => /^[a-z0-9-]{1,64}$/.test(name)), {
-      message: 'must be a comma-separated list of header names such as SVC-Token,QB-Token',
-    })
-    .refine((names) => !names.some((name) => ['authorization', 'on-behalf-of', 'content-type', 'host'].includes(name)), {
-      message: 'must not name Authorization, On-Behalf-Of, Content-Type or Host',
-    })
-    .default(['svc-token', 'qb-token']),
-  /**
-   * Bounds on each phase of a connection (src/http/timeouts.ts): the request
-   * line and headers, a silence within a body, the whole request (headers and
-   * body) from its first byte, and an idle kept-alive connection. Past the
-   * first three the request is answered 408 and the connection closed.
-   */
-  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.headersMs),
-  BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.bodyIdleMs),
-  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.requestMs),
-  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.keepAliveMs),
-  /**
-   * How long a caller's browser may keep their successful GET answers
-   * (`private, max-age=N`); 0: `private, no-store`. No shared cache may keep them either way.
-   */
-  CACHE_PRIVATE_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(0),
-  /** How long any cache may keep the public documents (schema, OpenAPI, explorer) before revalidating them by ETag. */
-  CACHE_PUBLIC_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_PUBLIC_MAX_AGE_SECONDS),
-  /** How far (seconds) a session request's signed timestamp may be from the server's clock. */
-  SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(3_600),
-  /**
-   * Failed password attempts allowed per account (its login and its email
-   * together) and per unknown login or email (the same number, so that a
-   * budget does not tell which names exist), and per client address, in
-   * LOGIN_FAILURE_WINDOW_MS. The name is kept from when the budget was per login.
-   */
-  LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(10),
-  LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(100),
-  LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
-  /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
-  SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(100),
-  /**
-   * How long (seconds) the content of a message deleted for everyone, or
-   * hidden by every occupant, is kept aside for audit before the sweeper
-   * removes it. 0: gone with the delete, nothing kept. At most ten years.
-   */
-  DELETED_CONTENT_RETENTION_S: z.coerce.number().int().min(0).max(315_360_000).default(0),
-  /**
-   * How often the sweeper removes what only grows (expired sessions, used
-   * nonces, retained content past its time); one instance at a time. 0: never
-   * (run `admin sweep` from a scheduler instead).
-   */
-  SWEEP_INTERVAL_MS: z.coerce
-    .number()
-    .int()
-    .refine((ms) => ms === 0 || (ms >= 1_000 && ms <= 86_400_000), { message: 'must be 0 (off) or 1000 to 86400000' })
-    .default(60_000),
-  /** Rows one sweep statement removes at most (each a short transaction of its own). */
-  SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
-  /**
-   * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
-   * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when
-   * unset, a key is generated once into SECRETS_KEY_FILE.
-   */
-  SECRETS_KEY: z
-    .string()
-    .refine((value) => parseSecretsKey(value) !== undefined, { message: 'must be 32 bytes as 64 hex digits or base64' })
-    .optional(),
-  /**
-   * Serve HTTPS with this certificate chain and key (PEM files). QuickBlox's
-   * SDKs only ever call https:// URLs; behind a TLS-terminating proxy, leave unset.
-   */
-  TLS_CERT_FILE: z.string().min(1).optional(),
-  TLS_KEY_FILE: z.string().min(1).optional(),
-  /** A file holding SECRETS_KEY (generated there outside production when missing). */
-  SECRETS_KEY_FILE: z.string().min(1).optional(),
-  /** GET /schema.graphql: the SDL (on in production too: the schema is not a secret for its clients). */
-  GRAPHQL_SCHEMA_ENDPOINT: flag.default(true),
-  /** Trusted documents on /graphql: off, allow (hashes accepted, free-form too) or enforce (manifest only). */
-  GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'enforce']).default('off'),
-  /** The persisted-documents manifest (hash → document) that allow and enforce load. */
-  GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: z.string().min(1).optional(),
-  /** OTLP/HTTP collector base URL: tracing is off unless it is set. */
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
-  /** service.name of the spans. */
-  OTEL_SERVICE_NAME: z.string().min(1).default('chat-user-service'),
-}).refine((env) => env.HEADERS_TIMEOUT_MS <= env.REQUEST_TIMEOUT_MS, {
-  path: ['HEADERS_TIMEOUT_MS'],
-  message: 'must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request',
-}).refine((env) => env.DATABASE_READ_URL === undefined || env.DATABASE_URL !== undefined, {
-  path: ['DATABASE_READ_URL'],
-  message: 'needs DATABASE_URL: replicas are of a PostgreSQL server, not of the embedded database',
-}).refine((env) => env.GRAPHQL_TRUSTED_DOCUMENTS === 'off' || env.GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST !== undefined, {
-  path: ['GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST'],
-  message: 'required when GRAPHQL_TRUSTED_DOCUMENTS is allow or enforce: the path of a persisted-documents manifest',
-});
+const schema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+    /** A PostgreSQL server; unset means the embedded PGlite database. */
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    /** Where the embedded database keeps its files. */
+    PGLITE_DIR: z.string().min(1).default('.data/pglite'),
+    /** Connections to a PostgreSQL server (the embedded database always has one). */
+    DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+    /** Apply pending migrations at start. */
+    MIGRATE_ON_START: flag.default(true),
+    /** Seed the demo data set into a fresh embedded database and print curl commands. */
+    DEMO_SEED: flag.default(true),
+    // How far V8 lets the old generation grow past what survived the last full
+    // GC before the next one (percent; 0: V8's own, dynamic factor of up to 4×).
+    // docs/decisions.md: Decisions, Memory.
+    HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** The GraphQL explorer page (default: on, off when NODE_ENV=production). */
+    GRAPHQL_EXPLORER: flag.optional(),
+    /** GraphQL introspection (default: on, off when NODE_ENV=production). */
+    GRAPHQL_INTROSPECTION: flag.optional(),
+    /** GET /metrics in Prometheus text format. */
+    METRICS_ENABLED: flag.default(true),
+    /**
+     * Longest a statement may run, and longest a request waits for a pooled
+     * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
+     */
+    DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+    /**
+     * named: each statement is parsed once per connection (fastest, direct to
+     * PostgreSQL or PgBouncer in session mode). unnamed: parsed on every call,
+     * and the statement timeout is set per transaction (SET LOCAL), which is
+     * what PgBouncer in transaction mode accepts.
+     */
+    DB_PREPARED_STATEMENTS: z.enum(['named', 'unnamed']).default('named'),
+    /**
+     * Read replicas (hot standbys), comma-separated postgres:// URLs: user
+     * lookups and registered users read there; writes and credential checks stay
+     * on DATABASE_URL.
+     */
+    DATABASE_READ_URL: z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((url) => url.trim())
+          .filter(Boolean),
+      )
+      .refine((urls) => urls.length > 0 && urls.every((url) => /^postgres(ql)?:\/\//.test(url)), {
+        message: 'must be one or more comma-separated postgres:// or postgresql:// URLs',
+      })
+      .optional(),
+    /** A replica further behind the primary than this (ms of replay) is skipped. */
+    READ_REPLICA_MAX_LAG_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+    /** How long a read waits for a replica to replay the caller's last write before reading the primary. */
+    READ_YOUR_WRITES_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(250),
+    /**
+     * Redis (redis:// or rediss://): shared rate-limit budgets, credential
+     * revocation and callers' last write positions across instances.
+     */
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+      .optional(),
+    /** Prefix of every key and channel this service uses in Redis (several deployments can share one). */
+    REDIS_KEY_PREFIX: z.string().min(1).max(100).default('chat-user-service:'),
+    /** How long the service waits for Redis at start before it gives up. */
+    REDIS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+    /** When the rate-limit store (Redis) fails: serve the request uncounted (open) or refuse it with 503 (closed). */
+    RATE_LIMIT_ON_STORE_ERROR: z.enum(['open', 'closed']).default('open'),
+    /** Rate limits (per instance, or shared through REDIS_URL; see the README). Off for benchmarks. */
+    RATE_LIMIT_ENABLED: flag.default(true),
+    RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+    /** Requests per window for one session token or API key. */
+    RATE_LIMIT_PER_CREDENTIAL: z.coerce.number().int().min(1).default(1_200),
+    /** Requests per window from one client address, whatever its credentials. */
+    RATE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(1).default(6_000),
+    /** Take the client address from X-Forwarded-For (behind a proxy you run). */
+    TRUST_PROXY: flag.default(false),
+    /**
+     * Origins allowed to call the API from a browser: a comma-separated list,
+     * or * for any. Unset: no CORS headers, so browsers on other origins are refused.
+     */
+    CORS_ORIGINS: z
+      .string()
+      .transform((value) =>
+        value.trim() === '*'
+          ? ('*' as const)
+          : value
+              .split(',')
+              .map((o) => o.trim())
+              .filter(Boolean),
+      )
+      .refine((origins) => origins === '*' || origins.every((o) => /^https?:\/\/[^/\s]+$/.test(o)), {
+        message: 'must be * or a comma-separated list of origins such as https://app.example.com',
+      })
+      .optional(),
+    /**
+     * Headers that carry a session token (QuickBlox SDKs send QB-Token; the
+     * spec calls it SVC-Token). Compared case-insensitively.
+     */
+    SESSION_TOKEN_HEADERS: z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((name) => name.trim().toLowerCase())
+          .filter(Boolean),
+      )
+      .refine((names) => names.length > 0 && names.every((name) => /^[a-z0-9-]{1,64}$/.test(name)), {
+        message: 'must be a comma-separated list of header names such as SVC-Token,QB-Token',
+      })
+      .refine((names) => !names.some((name) => ['authorization', 'on-behalf-of', 'content-type', 'host'].includes(name)), {
+        message: 'must not name Authorization, On-Behalf-Of, Content-Type or Host',
+      })
+      .default(['svc-token', 'qb-token']),
+    /**
+     * Bounds on each phase of a connection (src/http/timeouts.ts): the request
+     * line and headers, a silence within a body, the whole request (headers and
+     * body) from its first byte, and an idle kept-alive connection. Past the
+     * first three the request is answered 408 and the connection closed.
+     */
+    HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.headersMs),
+    BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.bodyIdleMs),
+    REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.requestMs),
+    KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_TIMEOUTS.keepAliveMs),
+    /**
+     * How long a caller's browser may keep their successful GET answers
+     * (`private, max-age=N`); 0: `private, no-store`. No shared cache may keep them either way.
+     */
+    CACHE_PRIVATE_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(0),
+    /** How long any cache may keep the public documents (schema, OpenAPI, explorer) before revalidating them by ETag. */
+    CACHE_PUBLIC_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_PUBLIC_MAX_AGE_SECONDS),
+    /** How far (seconds) a session request's signed timestamp may be from the server's clock. */
+    SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(3_600),
+    /**
+     * Failed password attempts allowed per account (its login and its email
+     * together) and per unknown login or email (the same number, so that a
+     * budget does not tell which names exist), and per client address, in
+     * LOGIN_FAILURE_WINDOW_MS. The name is kept from when the budget was per login.
+     */
+    LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(10),
+    LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(100),
+    LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
+    /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
+    SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(100),
+    /**
+     * How long (seconds) the content of a message deleted for everyone, or
+     * hidden by every occupant, is kept aside for audit before the sweeper
+     * removes it. 0: gone with the delete, nothing kept. At most ten years.
+     */
+    DELETED_CONTENT_RETENTION_S: z.coerce.number().int().min(0).max(315_360_000).default(0),
+    /**
+     * How often the sweeper removes what only grows (expired sessions, used
+     * nonces, retained content past its time); one instance at a time. 0: never
+     * (run `admin sweep` from a scheduler instead).
+     */
+    SWEEP_INTERVAL_MS: z.coerce
+      .number()
+      .int()
+      .refine((ms) => ms === 0 || (ms >= 1_000 && ms <= 86_400_000), { message: 'must be 0 (off) or 1000 to 86400000' })
+      .default(60_000),
+    /** Rows one sweep statement removes at most (each a short transaction of its own). */
+    SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
+    /**
+     * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
+     * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when
+     * unset, a key is generated once into SECRETS_KEY_FILE.
+     */
+    SECRETS_KEY: z
+      .string()
+      .refine((value) => parseSecretsKey(value) !== undefined, { message: 'must be 32 bytes as 64 hex digits or base64' })
+      .optional(),
+    /**
+     * Serve HTTPS with this certificate chain and key (PEM files). QuickBlox's
+     * SDKs only ever call https:// URLs; behind a TLS-terminating proxy, leave unset.
+     */
+    TLS_CERT_FILE: z.string().min(1).optional(),
+    TLS_KEY_FILE: z.string().min(1).optional(),
+    /** A file holding SECRETS_KEY (generated there outside production when missing). */
+    SECRETS_KEY_FILE: z.string().min(1).optional(),
+    /** GET /schema.graphql: the SDL (on in production too: the schema is not a secret for its clients). */
+    GRAPHQL_SCHEMA_ENDPOINT: flag.default(true),
+    /** Trusted documents on /graphql: off, allow (hashes accepted, free-form too) or enforce (manifest only). */
+    GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'enforce']).default('off'),
+    /** The persisted-documents manifest (hash → document) that allow and enforce load. */
+    GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: z.string().min(1).optional(),
+    /** OTLP/HTTP collector base URL: tracing is off unless it is set. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    /** service.name of the spans. */
+    OTEL_SERVICE_NAME: z.string().min(1).default('chat-user-service'),
+  })
+  .refine((env) => env.HEADERS_TIMEOUT_MS <= env.REQUEST_TIMEOUT_MS, {
+    path: ['HEADERS_TIMEOUT_MS'],
+    message: 'must not exceed REQUEST_TIMEOUT_MS: the headers are part of the request',
+  })
+  .refine((env) => env.DATABASE_READ_URL === undefined || env.DATABASE_URL !== undefined, {
+    path: ['DATABASE_READ_URL'],
+    message: 'needs DATABASE_URL: replicas are of a PostgreSQL server, not of the embedded database',
+  })
+  .refine((env) => env.GRAPHQL_TRUSTED_DOCUMENTS === 'off' || env.GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST !== undefined, {
+    path: ['GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST'],
+    message: 'required when GRAPHQL_TRUSTED_DOCUMENTS is allow or enforce: the path of a persisted-documents manifest',
+  });
 
 type Parsed = z.infer<typeof schema>;
 

@@ -16,7 +16,7 @@
 import { type Connection, type FieldDef, Query as PgQueryClass } from 'pg';
 
 // pg's own encoding of parameter values, as its Query's Bind uses it (no type declarations).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+
 const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unknown) => unknown };
 
 /** What of pg's Query (pg/lib/query.js) this relies on, beyond its public type. */
@@ -78,7 +78,7 @@ export class DescribedOnceQuery extends Query {
     if (connection === undefined || this.name === undefined) return;
     this.describing = undefined;
     let statements = described.get(connection);
-    if (statements === undefined) described.set(connection, (statements = new Map()));
+    if (statements === undefined) described.set(connection, (statements = new Map<string, FieldDef[]>()));
     statements.set(this.name, message.fields);
   }
 }

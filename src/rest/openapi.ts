@@ -8,7 +8,18 @@ import type { FastifyInstance } from 'fastify';
 import { credentialHeaders, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { ERRORS, type ErrorCode, MESSAGES } from '../errors';
 import { PRIVATE_NO_STORE, type PublicDocument, publicDocument, sendDocument } from '../http/caching';
-import { componentSchemas, type Header, json, type OpenApiDocument, type Operation, type Response, ref, type Schema, type SecurityRequirement, type SecurityScheme } from './openapi-schema';
+import {
+  componentSchemas,
+  type Header,
+  json,
+  type OpenApiDocument,
+  type Operation,
+  type Response,
+  ref,
+  type Schema,
+  type SecurityRequirement,
+  type SecurityScheme,
+} from './openapi-schema';
 import { type Callers, REST_ROUTES, type RestRoute } from './routes';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
 
@@ -204,6 +215,10 @@ export function registerOpenApi(fastify: FastifyInstance, sessionTokenHeaders: r
   // loadConfig has checked: nothing that could fail at start fails later.
   let document: PublicDocument | undefined;
   fastify.get('/openapi.json', async (request, reply) =>
-    sendDocument(request, reply, (document ??= publicDocument(JSON.stringify(buildOpenApiDocument(REST_ROUTES, sessionTokenHeaders)), 'application/json; charset=utf-8'))),
+    sendDocument(
+      request,
+      reply,
+      (document ??= publicDocument(JSON.stringify(buildOpenApiDocument(REST_ROUTES, sessionTokenHeaders)), 'application/json; charset=utf-8')),
+    ),
   );
 }
