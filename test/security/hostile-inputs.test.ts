@@ -121,7 +121,7 @@ describe('bounded memory per client', () => {
   });
 
   test(
-    'the issue’s attack: 100 failed POST /login.json with 1.9 MB login names are refused before any work, and resident memory grows by less than 32 MB',
+    'the issue’s attack: 100 failed POST /login.json with 1.9 MB login names are refused before any work: the heap keeps none of them (< 8 MB), and resident memory over 200 grows by less than 192 MB (keeping them: 380 MB)',
     async () => {
       // The service's defaults: 10 failures per name, 100 per address.
       service = await startService();
@@ -129,20 +129,36 @@ describe('bounded memory per client', () => {
       await warmUp(() => login({ login: 'warm-up' }));
       const before = await settledMemory();
       const base = 'x'.repeat(1.9e6);
-      const statuses = await flood(100, 2, (i) => login({ login: `${i}${base}`, password: 'wrong password' }));
+      const round = (first: number) => flood(100, 2, (i) => login({ login: `${first + i}${base}`, password: 'wrong password' }));
+      const statuses = await round(0);
       const after = await settledMemory();
-      const growthMB = (after.rss - before.rss) / MB;
+      // As with the 1.9 MB documents below: 190 MB of bodies a round pass
+      // through this process (the test's client and the service), and what
+      // the allocator and V8's page pools keep afterwards moves by tens of MB
+      // from run to run (+65 MB in one CI run on Node 24), so the heap — where
+      // a kept name would be — is bounded tightly, and resident memory over
+      // two rounds below what keeping the names would cost.
+      const secondStatuses = await round(100);
+      const second = await settledMemory();
+      const heapGrowthMB = (after.heap - before.heap) / MB;
+      const secondHeapGrowthMB = (second.heap - after.heap) / MB;
+      const totalGrowthMB = (second.rss - before.rss) / MB;
       figures.longLogins = {
         requests: 100,
         loginBytes: 1.9e6,
         statuses,
         rssBeforeMB: +(before.rss / MB).toFixed(1),
         rssAfterMB: +(after.rss / MB).toFixed(1),
-        rssGrowthMB: +growthMB.toFixed(1),
-        heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
+        rssGrowthMB: +((after.rss - before.rss) / MB).toFixed(1),
+        heapGrowthMB: +heapGrowthMB.toFixed(1),
+        secondRound: { requests: 100, statuses: secondStatuses, rssAfterMB: +(second.rss / MB).toFixed(1), heapGrowthMB: +secondHeapGrowthMB.toFixed(1) },
+        rssGrowthBothRoundsMB: +totalGrowthMB.toFixed(1),
       };
       expect(statuses).toEqual({ 422: 100 });
-      expect(growthMB).toBeLessThan(32);
+      expect(secondStatuses).toEqual({ 422: 100 });
+      expect(heapGrowthMB).toBeLessThan(8);
+      expect(secondHeapGrowthMB).toBeLessThan(8);
+      expect(totalGrowthMB).toBeLessThan(192);
     },
     FLOOD_TIMEOUT_MS,
   );
