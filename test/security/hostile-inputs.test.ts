@@ -99,6 +99,39 @@ async function flood(count: number, concurrency: number, send: (i: number) => Pr
   return statuses;
 }
 
+/**
+ * Memory settled before a round of requests, after it, and after a second
+ * round of inputs not sent before (`round(first)` numbers its inputs from
+ * `first`): what the first round left behind once (compiled code, pools,
+ * allocator arenas) is not left again, what grows with every request is.
+ * Growths in MB, and the figures every such test records.
+ */
+async function twoRounds(perRound: number, round: (first: number) => Promise<Record<number, number>>) {
+  const before = await settledMemory();
+  const statuses = await round(0);
+  const after = await settledMemory();
+  const secondStatuses = await round(perRound);
+  const second = await settledMemory();
+  const growth = {
+    rss: (after.rss - before.rss) / MB,
+    heap: (after.heap - before.heap) / MB,
+    secondRss: (second.rss - after.rss) / MB,
+    secondHeap: (second.heap - after.heap) / MB,
+    bothRss: (second.rss - before.rss) / MB,
+  };
+  const mb = (n: number) => +n.toFixed(1);
+  const figures = {
+    statuses,
+    rssBeforeMB: mb(before.rss / MB),
+    rssAfterMB: mb(after.rss / MB),
+    rssGrowthMB: mb(growth.rss),
+    heapGrowthMB: mb(growth.heap),
+    secondRound: { statuses: secondStatuses, rssAfterMB: mb(second.rss / MB), rssGrowthMB: mb(growth.secondRss), heapGrowthMB: mb(growth.secondHeap) },
+    rssGrowthBothRoundsMB: mb(growth.bothRss),
+  };
+  return { statuses, secondStatuses, growth, figures };
+}
+
 /** `count` distinct code points above U+FFFF (two UTF-16 units, four UTF-8 bytes each): the costliest characters. */
 function astral(count: number, seed: number): string {
   let text = '';
@@ -127,38 +160,25 @@ describe('bounded memory per client', () => {
       service = await startService();
       t = await seedTenant(service.app.services);
       await warmUp(() => login({ login: 'warm-up' }));
-      const before = await settledMemory();
       const base = 'x'.repeat(1.9e6);
-      const round = (first: number) => flood(100, 2, (i) => login({ login: `${first + i}${base}`, password: 'wrong password' }));
-      const statuses = await round(0);
-      const after = await settledMemory();
       // As with the 1.9 MB documents below: 190 MB of bodies a round pass
       // through this process (the test's client and the service), and what
       // the allocator and V8's page pools keep afterwards moves by tens of MB
       // from run to run (+65 MB in one CI run on Node 24), so the heap — where
       // a kept name would be — is bounded tightly, and resident memory over
       // two rounds below what keeping the names would cost.
-      const secondStatuses = await round(100);
-      const second = await settledMemory();
-      const heapGrowthMB = (after.heap - before.heap) / MB;
-      const secondHeapGrowthMB = (second.heap - after.heap) / MB;
-      const totalGrowthMB = (second.rss - before.rss) / MB;
-      figures.longLogins = {
-        requests: 100,
-        loginBytes: 1.9e6,
+      const {
         statuses,
-        rssBeforeMB: +(before.rss / MB).toFixed(1),
-        rssAfterMB: +(after.rss / MB).toFixed(1),
-        rssGrowthMB: +((after.rss - before.rss) / MB).toFixed(1),
-        heapGrowthMB: +heapGrowthMB.toFixed(1),
-        secondRound: { requests: 100, statuses: secondStatuses, rssAfterMB: +(second.rss / MB).toFixed(1), heapGrowthMB: +secondHeapGrowthMB.toFixed(1) },
-        rssGrowthBothRoundsMB: +totalGrowthMB.toFixed(1),
-      };
+        secondStatuses,
+        growth,
+        figures: measured,
+      } = await twoRounds(100, (first) => flood(100, 2, (i) => login({ login: `${first + i}${base}`, password: 'wrong password' })));
+      figures.longLogins = { requestsPerRound: 100, loginBytes: 1.9e6, ...measured };
       expect(statuses).toEqual({ 422: 100 });
       expect(secondStatuses).toEqual({ 422: 100 });
-      expect(heapGrowthMB).toBeLessThan(8);
-      expect(secondHeapGrowthMB).toBeLessThan(8);
-      expect(totalGrowthMB).toBeLessThan(192);
+      expect(growth.heap).toBeLessThan(8);
+      expect(growth.secondHeap).toBeLessThan(8);
+      expect(growth.bothRss).toBeLessThan(192);
     },
     FLOOD_TIMEOUT_MS,
   );
@@ -169,40 +189,21 @@ describe('bounded memory per client', () => {
       service = await startService();
       t = await seedTenant(service.app.services);
       await warmUp(() => login({ login: 'warm-up' }));
-      const before = await settledMemory();
       const started = Date.now();
-      const statuses = await flood(10_000, 4, (i) => login({ login: astral(255, i), password: astral(255, i + 1) }));
-      const after = await settledMemory();
-      // A second round, of names not sent before: what the first left behind
-      // once (compiled code, pools, allocator arenas) is not left again, what
-      // grows with every request is. Keeping each ~2 KB body grows each round
-      // by ~20 MB, under the first round's bound but not under the second's.
-      const secondStatuses = await flood(10_000, 4, (i) => login({ login: astral(255, 10_000 + i), password: astral(255, 10_001 + i) }));
-      const second = await settledMemory();
-      const growthMB = (after.rss - before.rss) / MB;
-      const secondGrowthMB = (second.rss - after.rss) / MB;
-      figures.maximumLogins = {
-        requests: 10_000,
-        loginCharacters: 255,
+      // Keeping each ~2 KB body grows each round by ~20 MB, under the first
+      // round's bound but not under the second's.
+      const {
         statuses,
-        seconds: Math.round((Date.now() - started) / 1000),
-        rssBeforeMB: +(before.rss / MB).toFixed(1),
-        rssAfterMB: +(after.rss / MB).toFixed(1),
-        rssGrowthMB: +growthMB.toFixed(1),
-        heapGrowthMB: +((after.heap - before.heap) / MB).toFixed(1),
-        secondRound: {
-          requests: 10_000,
-          statuses: secondStatuses,
-          rssAfterMB: +(second.rss / MB).toFixed(1),
-          rssGrowthMB: +secondGrowthMB.toFixed(1),
-          heapGrowthMB: +((second.heap - after.heap) / MB).toFixed(1),
-        },
-      };
+        secondStatuses,
+        growth,
+        figures: measured,
+      } = await twoRounds(10_000, (first) => flood(10_000, 4, (i) => login({ login: astral(255, first + i), password: astral(255, first + i + 1) })));
+      figures.maximumLogins = { requestsPerRound: 10_000, loginCharacters: 255, seconds: Math.round((Date.now() - started) / 1000), ...measured };
       // Every one fails: 401 until the address's budget (100) is spent, then 429.
       expect(statuses).toEqual({ 401: 100, 429: 9_900 });
       expect(secondStatuses).toEqual({ 429: 10_000 });
-      expect(growthMB).toBeLessThan(32);
-      expect(secondGrowthMB).toBeLessThan(8);
+      expect(growth.rss).toBeLessThan(32);
+      expect(growth.secondRss).toBeLessThan(8);
     },
     FLOOD_TIMEOUT_MS,
   );
@@ -247,11 +248,7 @@ describe('bounded memory per client', () => {
           body: JSON.stringify({ query }),
         });
       await warmUp(async () => ({ ...(await send(document(-1, 'u'.repeat(65)))), status: 422 }));
-      const before = await settledMemory();
       const filler = 'u'.repeat(1.9e6);
-      const round = (first: number) => flood(200, 2, (i) => send(document(first + (i >> 1), `${first + (i >> 1)}${filler}`)));
-      const statuses = await round(0);
-      const after = await settledMemory();
       // Resident memory is not a fine measure here: 380 MB of bodies pass
       // through this process per round (the test's client and the service),
       // and what the allocator and V8's page pools hold afterwards rose and fell
@@ -262,35 +259,20 @@ describe('bounded memory per client', () => {
       // Apollo's 30 MiB cache of parsed documents, once — and resident memory
       // over both rounds (two rounds' growth at most 129 MB in 9 runs) is
       // bounded below what keeping the documents would cost (380 MB).
-      const secondStatuses = await round(100);
-      const second = await settledMemory();
-      const heapGrowthMB = (after.heap - before.heap) / MB;
-      const secondHeapGrowthMB = (second.heap - after.heap) / MB;
-      const totalGrowthMB = (second.rss - before.rss) / MB;
-      figures.longDocuments = {
-        requests: 200,
-        documentBytes: 1.9e6,
+      const {
         statuses,
-        rssBeforeMB: +(before.rss / MB).toFixed(1),
-        rssAfterMB: +(after.rss / MB).toFixed(1),
-        rssGrowthMB: +((after.rss - before.rss) / MB).toFixed(1),
-        heapGrowthMB: +heapGrowthMB.toFixed(1),
-        secondRound: {
-          requests: 200,
-          statuses: secondStatuses,
-          rssAfterMB: +(second.rss / MB).toFixed(1),
-          rssGrowthMB: +((second.rss - after.rss) / MB).toFixed(1),
-          heapGrowthMB: +secondHeapGrowthMB.toFixed(1),
-        },
-        rssGrowthBothRoundsMB: +totalGrowthMB.toFixed(1),
-      };
+        secondStatuses,
+        growth,
+        figures: measured,
+      } = await twoRounds(100, (first) => flood(200, 2, (i) => send(document(first + (i >> 1), `${first + (i >> 1)}${filler}`))));
+      figures.longDocuments = { requestsPerRound: 200, documentBytes: 1.9e6, ...measured };
       // Each answers the udid's BAD_USER_INPUT (HTTP 200, GraphQL's shape), on graphql-js: none was compiled.
       expect(statuses).toEqual({ 200: 200 });
       expect(secondStatuses).toEqual({ 200: 200 });
       expect(service.app.graphqlExecution.compiled).toBe(0);
-      expect(heapGrowthMB).toBeLessThan(40);
-      expect(secondHeapGrowthMB).toBeLessThan(8);
-      expect(totalGrowthMB).toBeLessThan(192);
+      expect(growth.heap).toBeLessThan(40);
+      expect(growth.secondHeap).toBeLessThan(8);
+      expect(growth.bothRss).toBeLessThan(192);
     },
     FLOOD_TIMEOUT_MS,
   );
