@@ -395,6 +395,46 @@ export class Outcomes {
   }
 }
 
+/**
+ * Runs a property of requests against a stateful service: the database's
+ * digest is taken first (the property advances it once a request), then
+ * fuzzParameters(runs) cases. Answers the figures every fuzz file reports
+ * beside its own counts.
+ */
+export async function assertRequests<T>(
+  pool: Pool,
+  outcomes: Outcomes,
+  runs: number,
+  requests: fc.Arbitrary<T>,
+  property: (request: T, tracker: DigestTracker) => Promise<void>,
+): Promise<{
+  runs: number;
+  numRuns: number;
+  seed: number;
+  byStatus: Record<string, number>;
+  digestsCompared: number;
+  durationMs: ReturnType<Outcomes['durationsMs']>;
+  wallSeconds: number;
+}> {
+  const tracker = new DigestTracker(pool);
+  await tracker.baseline();
+  const parameters = fuzzParameters(runs);
+  const started = Date.now();
+  await fc.assert(
+    fc.asyncProperty(requests, (request) => property(request, tracker)),
+    parameters,
+  );
+  return {
+    runs: outcomes.runs,
+    numRuns: parameters.numRuns,
+    seed: parameters.seed,
+    byStatus: outcomes.byStatus,
+    digestsCompared: tracker.compared,
+    durationMs: outcomes.durationsMs(),
+    wallSeconds: Math.round((Date.now() - started) / 100) / 10,
+  };
+}
+
 /** A response slower than this is a failure (generous: requests take milliseconds; a hang or a pg_sleep would show). */
 export const MAX_RESPONSE_MS = 5_000;
 
