@@ -31,6 +31,8 @@ const schema = z
     // GC before the next one (percent; 0: V8's own, dynamic factor of up to 4×).
     // docs/decisions.md: Decisions, Memory.
     HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(50),
+    /** One memory-reducing collection once listening: start-up's garbage given back (src/startup-gc.ts). */
+    GC_AFTER_START: flag.default(true),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** The GraphQL explorer page (default: on, off when NODE_ENV=production). */
     GRAPHQL_EXPLORER: flag.optional(),

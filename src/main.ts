@@ -11,6 +11,7 @@ import { demoInstructions, prepareDemo } from './demo/seed';
 import { logDestination, logRedact } from './http/observability';
 import type { SharedRedis } from './scale/redis';
 import { ReadReplicas } from './scale/replicas';
+import { collectStartupGarbage } from './startup-gc';
 import { traceLogFields } from './tracing/spans';
 
 /** How long a shutdown may take before the process exits anyway. */
@@ -172,6 +173,9 @@ async function main(): Promise<void> {
     const headers = Object.keys(explorerHeaders).length > 0 ? " (opens with the demo user's SVC-Token)" : '';
     process.stdout.write(`GraphQL explorer: ${base}/playground${headers}\n\n`);
   }
+  // After the demo's seeding (start-up's garbage too), and a second on, so
+  // that the first readiness probe does not wait for the collection.
+  if (config.GC_AFTER_START) setTimeout(collectStartupGarbage, 1_000).unref();
 }
 
 main().catch((error: unknown) => {

@@ -29,10 +29,10 @@ interface Started {
 }
 
 /** `npm start`'s command (`node dist/main.js`, built by global-setup): one process, so signals reach the service itself. */
-function startProcess(env: Record<string, string>): Started {
+function startProcess(env: Record<string, string>, nodeFlags: string[] = []): Started {
   const serverUrl = process.env.TEST_RUN_DATABASE_URL;
   const dataDir = path.join(work, `db-${Date.now()}`);
-  const child = spawn(process.execPath, [SERVICE_MAIN], {
+  const child = spawn(process.execPath, [...nodeFlags, SERVICE_MAIN], {
     cwd: root,
     env: {
       ...process.env,
@@ -185,5 +185,28 @@ describe('log lines', () => {
     const order = ['"reqId":"last-1"', '"msg":"shutting down"'].map((text) => started.stdout.findIndex((line) => line.includes(text)));
     expect(order[0]).toBeGreaterThanOrEqual(0);
     expect(order[1]).toBeGreaterThan(order[0]!);
+  });
+});
+
+describe('memory at rest', () => {
+  // src/startup-gc.ts. V8 prints each collection with --trace-gc, a gc()'s
+  // with the reason "testing", which nothing else in the service triggers.
+  const isOurs = (line: string) => /Mark-Compact.* testing;/.test(line);
+
+  test("a second after listening the service runs a full collection of its own (start-up's garbage given back); with GC_AFTER_START=false it runs none", async () => {
+    const collecting = startProcess({}, ['--trace-gc']);
+    const skipping = startProcess({ GC_AFTER_START: 'false' }, ['--trace-gc']);
+    await Promise.all([listeningAddress(collecting), listeningAddress(skipping)]);
+    const waitedFrom = Date.now();
+    while (!collecting.stdout.some(isOurs) && Date.now() - waitedFrom < 15_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    // As long again (two seconds at least) for the other: it would have run one by now.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(2_000, Date.now() - waitedFrom)));
+    const listened = collecting.stdout.findIndex((line) => line.includes('"msg":"listening"'));
+    expect(collecting.stdout.findIndex(isOurs)).toBeGreaterThan(listened);
+    expect(skipping.stdout.filter(isOurs)).toEqual([]);
+    for (const s of [collecting, skipping]) {
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    }
   });
 });
