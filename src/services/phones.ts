@@ -45,7 +45,7 @@ let library: PhoneLibrary | undefined;
 /**
  * Loaded on the first phone written or region set, not at start: the
  * library and its metadata are ~1.5 MB of heap that the lookups and most of
- * an idle instance's life never use (docs/operation.md, Memory). require, not
+ * an idle instance's life never use (docs/decisions.md, Memory). require, not
  * import(): the service is CommonJS (src/main.ts says why).
  */
 function phoneLibrary(): PhoneLibrary {
