@@ -23,4 +23,4 @@ USER node
 EXPOSE 4000
 # node itself, not npm: SIGTERM from the container runtime reaches the service.
 # DATABASE_URL and SECRETS_KEY come from the environment the image runs in.
-CMD ["node", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=16", "dist/main.js"]

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-import { ensureBuilt, SERVICE_MAIN } from '../scripts/lib/compiled';
+import { ensureBuilt, SERVICE_MAIN, SERVICE_NODE_FLAGS } from '../scripts/lib/compiled';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -186,7 +186,8 @@ export async function startService(
   /** wrapper: a command node runs under (valgrind); script: another checkout's dist/main.js (or src/main.ts, through tsx). */
   launch: { wrapper?: string[]; timeoutMs?: number; script?: string } = {},
 ): Promise<Server> {
-  const flags = [...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
+  // npm start's flags first: extraFlags (--service-flags) come later and win.
+  const flags = [...SERVICE_NODE_FLAGS, ...(cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : []), ...extraFlags];
   if (launch.script === undefined) ensureBuilt();
   const server = await startNode(
     name,

@@ -7,6 +7,17 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 /** `npm start`'s entry point. */
 export const SERVICE_MAIN = path.join(ROOT, 'dist', 'main.js');
+/**
+ * The node flags the service runs with: `npm start`, the Dockerfile's CMD and
+ * docs/operation.md say them too (test/ops/command.test.ts keeps them equal).
+ * Node 24's V8 lets each semi-space of the young generation grow to 64 MB
+ * (Node 20's: 16), and under load it does: the lookup benchmark's peak RSS
+ * was 260 MB on Node 24 against 168 on Node 20, and 187 with this flag, the
+ * lookups' throughput within the rounds' spread (BENCHMARKS.md, session 10).
+ * A command-line flag: V8 sizes the young generation when the process
+ * starts, and v8.setFlagsFromString afterwards changes nothing.
+ */
+export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=16'];
 /** `npm run admin`'s entry point. */
 export const ADMIN_CLI = path.join(ROOT, 'dist', 'cli', 'admin.js');
 

@@ -3,7 +3,7 @@
 // restarted) and HAProxy in front of them.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { ensureBuilt, SERVICE_MAIN } from '../lib/compiled';
+import { ensureBuilt, SERVICE_MAIN, SERVICE_NODE_FLAGS } from '../lib/compiled';
 import { writeServiceBalancer } from './haproxy';
 import { type Proc, type Runner, waitFor } from './processes';
 
@@ -87,7 +87,7 @@ export async function startInstances(runner: Runner, dir: string, ports: number[
   const procs: Proc[] = [];
   const start = (i: number) => {
     const env = instanceEnv(ports[i]!, settings, prefix);
-    procs[i] = runner.start(`instance${i}`, process.execPath, [SERVICE_MAIN], { env, logFile: path.join(dir, `instance${i}.log`) });
+    procs[i] = runner.start(`instance${i}`, process.execPath, [...SERVICE_NODE_FLAGS, SERVICE_MAIN], { env, logFile: path.join(dir, `instance${i}.log`) });
   };
   ports.forEach((_, i) => start(i));
   for (const port of ports) await waitFor(`instance :${port}`, ready(port), 90_000);

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SERVICE_MAIN } from '../../scripts/lib/compiled';
+import { SERVICE_MAIN, SERVICE_NODE_FLAGS } from '../../scripts/lib/compiled';
 import { ConfigError, loadConfig } from '../../src/config';
 
 const root = path.resolve(__dirname, '../..');
@@ -28,11 +28,11 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-/** `npm start`'s command (`node dist/main.js`, built by global-setup): one process, so signals reach the service itself. */
+/** `npm start`'s command (`node --max-semi-space-size=16 dist/main.js`, built by global-setup): one process, so signals reach the service itself. */
 function startProcess(env: Record<string, string>, nodeFlags: string[] = []): Started {
   const serverUrl = process.env.TEST_RUN_DATABASE_URL;
   const dataDir = path.join(work, `db-${Date.now()}`);
-  const child = spawn(process.execPath, [...nodeFlags, SERVICE_MAIN], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeFlags, SERVICE_MAIN], {
     cwd: root,
     env: {
       ...process.env,
