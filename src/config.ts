@@ -5,7 +5,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
+import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
+import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
+import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS } from './services/sweeper';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -151,18 +154,18 @@ const schema = z
     /** How long any cache may keep the public documents (schema, OpenAPI, explorer) before revalidating them by ETag. */
     CACHE_PUBLIC_MAX_AGE_S: z.coerce.number().int().min(0).max(86_400).default(DEFAULT_PUBLIC_MAX_AGE_SECONDS),
     /** How far (seconds) a session request's signed timestamp may be from the server's clock. */
-    SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(3_600),
+    SESSION_TIMESTAMP_WINDOW_S: z.coerce.number().int().min(1).max(86_400).default(TIMESTAMP_WINDOW_DEFAULT_S),
     /**
      * Failed password attempts allowed per account (its login and its email
      * together) and per unknown login or email (the same number, so that a
      * budget does not tell which names exist), and per client address, in
      * LOGIN_FAILURE_WINDOW_MS. The name is kept from when the budget was per login.
      */
-    LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(10),
-    LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(100),
-    LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(900_000),
+    LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.perLogin),
+    LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.perAddress),
+    LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(LOGIN_ATTEMPT_DEFAULTS.windowMs),
     /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
-    SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(100),
+    SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(SESSIONS_PER_USER_DEFAULT),
     /**
      * How long (seconds) the content of a message deleted for everyone, or
      * hidden by every occupant, is kept aside for audit before the sweeper
@@ -178,9 +181,9 @@ const schema = z
       .number()
       .int()
       .refine((ms) => ms === 0 || (ms >= 1_000 && ms <= 86_400_000), { message: 'must be 0 (off) or 1000 to 86400000' })
-      .default(60_000),
+      .default(SWEEP_INTERVAL_DEFAULT_MS),
     /** Rows one sweep statement removes at most (each a short transaction of its own). */
-    SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
+    SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(SWEEP_BATCH_DEFAULT),
     /**
      * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
      * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when

@@ -74,9 +74,12 @@ interface Window {
 /** Windows remembered (the least recently counted forgotten first): bounds memory under a spray of names. */
 export const TRACKED_KEYS = 50_000;
 
+/** LOGIN_FAILURES_PER_LOGIN's, LOGIN_FAILURES_PER_ADDRESS's and LOGIN_FAILURE_WINDOW_MS's defaults. */
+export const LOGIN_ATTEMPT_DEFAULTS = { perLogin: 10, perAddress: 100, windowMs: 15 * 60_000 } as const;
+
 const maxima = (options: LoginAttemptsOptions): Record<Subject['budget'], number> => {
-  const perLogin = options.perLogin ?? 10;
-  return { account: perLogin, name: perLogin, address: options.perAddress ?? 100 };
+  const perLogin = options.perLogin ?? LOGIN_ATTEMPT_DEFAULTS.perLogin;
+  return { account: perLogin, name: perLogin, address: options.perAddress ?? LOGIN_ATTEMPT_DEFAULTS.perAddress };
 };
 
 export class LoginAttempts implements FailureBudget {
@@ -85,7 +88,7 @@ export class LoginAttempts implements FailureBudget {
   private readonly windows = new Map<string, Window>();
 
   constructor(options: LoginAttemptsOptions = {}) {
-    this.windowMs = options.windowMs ?? 15 * 60_000;
+    this.windowMs = options.windowMs ?? LOGIN_ATTEMPT_DEFAULTS.windowMs;
     this.max = maxima(options);
   }
 
@@ -176,7 +179,7 @@ export class SharedLoginAttempts implements FailureBudget {
     private readonly redis: SharedRedis,
     options: LoginAttemptsOptions = {},
   ) {
-    this.windowMs = options.windowMs ?? 15 * 60_000;
+    this.windowMs = options.windowMs ?? LOGIN_ATTEMPT_DEFAULTS.windowMs;
     this.max = maxima(options);
     this.local = new LoginAttempts(options);
   }

@@ -69,6 +69,8 @@ export interface SessionsOptions {
 
 /** SESSIONS_PER_USER_MAX's default. */
 export const SESSIONS_PER_USER_DEFAULT = 100;
+/** SESSION_TIMESTAMP_WINDOW_S's default: how far a signed timestamp may be from the server's clock. */
+export const TIMESTAMP_WINDOW_DEFAULT_S = 3_600;
 
 const TIMESTAMP = /^[0-9]{1,12}$/;
 const NONCE = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonceLength}}$`);
@@ -85,7 +87,7 @@ export class SessionsService {
     private readonly secretsKey: Buffer,
     options: SessionsOptions = {},
   ) {
-    this.windowSeconds = options.timestampWindowSeconds ?? 3600;
+    this.windowSeconds = options.timestampWindowSeconds ?? TIMESTAMP_WINDOW_DEFAULT_S;
     this.attempts = options.redis ? new SharedLoginAttempts(options.redis, options.loginAttempts) : new LoginAttempts(options.loginAttempts);
     this.now = options.now ?? Date.now;
     this.sessionsPerUser = options.sessionsPerUser ?? SESSIONS_PER_USER_DEFAULT;

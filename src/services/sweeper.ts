@@ -13,6 +13,7 @@
 import type { Pool } from 'pg';
 import { query, type Statement } from '../db/sql';
 import { SWEEP_NONCES, SWEEP_RETAINED_CONTENT, SWEEP_SESSIONS } from '../db/statements/sweeper';
+import { TIMESTAMP_WINDOW_DEFAULT_S } from './sessions';
 
 export const SWEPT_KINDS = ['sessions', 'nonces', 'retained_content'] as const;
 export type SweptKind = (typeof SWEPT_KINDS)[number];
@@ -76,7 +77,7 @@ export class Sweeper {
   ) {
     this.intervalMs = options.intervalMs ?? SWEEP_INTERVAL_DEFAULT_MS;
     this.batchSize = options.batchSize ?? SWEEP_BATCH_DEFAULT;
-    this.windowMs = (options.timestampWindowSeconds ?? 3600) * 1000;
+    this.windowMs = (options.timestampWindowSeconds ?? TIMESTAMP_WINDOW_DEFAULT_S) * 1000;
     this.now = options.now ?? Date.now;
   }
 
