@@ -13,7 +13,7 @@ export const SERVICE_MAIN = path.join(ROOT, 'dist', 'main.js');
  * Node 24's V8 lets each semi-space of the young generation grow to 64 MB
  * (Node 20's: 16), and under load it does: the lookup benchmark's peak RSS
  * was 260 MB on Node 24 against 168 on Node 20, and 187 with this flag, the
- * lookups' throughput within the rounds' spread (BENCHMARKS.md, session 10).
+ * lookups' throughput within the rounds' spread (BENCHMARKS.md, "Memory").
  * A command-line flag: V8 sizes the young generation when the process
  * starts, and v8.setFlagsFromString afterwards changes nothing.
  */

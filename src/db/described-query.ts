@@ -5,7 +5,8 @@
 // row description (name, table, column, type, size, modifier, format of each
 // column) before every result, which pg-protocol parses and pg turns into the
 // result's field list each time — for the lookup's 19 columns, the largest
-// single cost of a lookup after V8's own (BENCHMARKS.md, session 9). A
+// single cost of a lookup after V8's own (BENCHMARKS.md, "Lookups and the
+// GraphQL pipeline"). A
 // prepared statement's columns cannot change while it exists on its
 // connection (the server refuses to run it with other result types: "cached
 // plan must not change result type"), so the description the first run on a

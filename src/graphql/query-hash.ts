@@ -7,7 +7,8 @@
 // over, so the hashes of recent texts are kept here by the text itself: a Map
 // lookup hashes the string with V8's own (non-cryptographic) hash and compares
 // it on a hit, where a Hash object costs a binding call to make, to feed and
-// to digest, and SHA-256 over the text (BENCHMARKS.md, session 9). The value
+// to digest, and SHA-256 over the text (BENCHMARKS.md, "Lookups and the
+// GraphQL pipeline"). The value
 // is the same hex SHA-256 either way: Apollo's document cache, its APQ check,
 // the trusted-documents check and the executor's keys see what they saw.
 //

@@ -4,7 +4,8 @@
 // parses a `new URL(request.url, …)` on every request for its query string
 // and copies the headers through Object.entries; here the query string is
 // cut from the URL as sent and the headers are copied in place
-// (BENCHMARKS.md, session 8). The rest is the same: the methods, the headers
+// (BENCHMARKS.md, "Lookups and the GraphQL pipeline"). The rest is the same:
+// the methods, the headers
 // and status Apollo answers with, a complete body as a string, an incremental
 // one streamed. The integration's drain plugin is still used (app.ts).
 import { Readable } from 'node:stream';

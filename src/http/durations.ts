@@ -2,9 +2,9 @@
 // here and exposed through prom-client's registry in the form its Histogram
 // gives. prom-client's observe() validates the labels and builds a string key
 // from them on every call, even through a child kept per label set (1.2 µs
-// against 42 ns counted here, in a micro-benchmark under load; BENCHMARKS.md
-// session 8); here each label set's counts are found through nested maps of
-// the values themselves and incremented. test/ops/durations.test.ts checks
+// against 42 ns counted here, in a micro-benchmark under load; BENCHMARKS.md,
+// "Lookups and the GraphQL pipeline"); here each label set's counts are found
+// through nested maps of the values themselves and incremented. test/ops/durations.test.ts checks
 // that /metrics reads exactly as prom-client's Histogram would have it for the
 // same observations.
 import type { Registry } from 'prom-client';

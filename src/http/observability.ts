@@ -155,7 +155,7 @@ export interface LogDestination {
  * batches of at least 4 KiB (about 20 request lines), or every LOG_FLUSH_MS.
  * A write per line cost about a fifth of a lookup's CPU in process (REST
  * 738 → 579 µs per request batched, `npm run bench:cpu`) and more across a pipe
- * (BENCHMARKS.md, session 6). What is still buffered is written on exit
+ * (BENCHMARKS.md, "Logging"). What is still buffered is written on exit
  * (main: `flushSync`).
  *
  * sonic-boom in its buffer mode, each line handed over as bytes: in its
@@ -163,7 +163,7 @@ export interface LogDestination {
  * whole batch (Buffer.byteLength, which flattens it) on every write, about
  * 2 KB copied and scanned per line; in buffer mode it adds up the lines'
  * lengths and joins them once per write (2.3 → 0.6 µs per line in a
- * micro-benchmark here; BENCHMARKS.md session 8). The batching, the periodic
+ * micro-benchmark here; BENCHMARKS.md, "Logging"). The batching, the periodic
  * flush, the exit's flush and pino's handling of a closed pipe are
  * sonic-boom's as before.
  */

@@ -65,7 +65,8 @@ export function serverTimeouts(timeouts: TimeoutOptions): {
  * watcher's state. The watcher's listeners are the module-level functions
  * below, called with the request as `this`: arming one makes no closure per
  * request (under tsx each closure also cost a `__name` call: ~2% of a
- * GraphQL lookup's instructions with the closures, BENCHMARKS.md session 8).
+ * GraphQL lookup's instructions with the closures, BENCHMARKS.md, "Lookups
+ * and the GraphQL pipeline").
  */
 const bodiesArriving = new WeakMap<Socket, FastifyReply>();
 

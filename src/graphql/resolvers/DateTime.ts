@@ -6,9 +6,10 @@ const three = (n: number): string => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `$
 /**
  * Date.prototype.toISOString's text, built from the UTC fields: V8's own is a
  * C++ builtin that costs about 2.5× this (every user record has three dates:
- * ~1% of a lookup's instructions, BENCHMARKS.md session 8). Years outside
- * 1000–9999 (toISOString's ±YYYYYY form) and invalid dates (its RangeError)
- * are left to toISOString; test/graphql/datetime.test.ts compares the two.
+ * ~1% of a lookup's instructions, BENCHMARKS.md, "Lookups and the GraphQL
+ * pipeline"). Years outside 1000–9999 (toISOString's ±YYYYYY form) and invalid
+ * dates (its RangeError) are left to toISOString;
+ * test/graphql/datetime.test.ts compares the two.
  */
 export function isoString(date: Date): string {
   const year = date.getUTCFullYear();
