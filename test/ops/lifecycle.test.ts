@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { SERVICE_MAIN, SERVICE_NODE_FLAGS } from '../../scripts/lib/compiled';
 import { ConfigError, loadConfig } from '../../src/config';
 
@@ -55,7 +56,10 @@ function startProcess(env: Record<string, string>, nodeFlags: string[] = []): St
     stderr: [],
     exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
   };
-  child.stdout.on('data', (chunk) => started.stdout.push(...String(chunk).split('\n').filter(Boolean)));
+  // Whole lines, however the pipe cuts them into chunks (pino's lines and V8's --trace-gc lines interleave).
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line) started.stdout.push(line);
+  });
   child.stderr.on('data', (chunk) => started.stderr.push(String(chunk)));
   return started;
 }

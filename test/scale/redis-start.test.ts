@@ -6,6 +6,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { SERVICE_MAIN } from '../../scripts/lib/compiled';
 import { freePort } from '../../scripts/lib/ports';
 
@@ -45,7 +46,10 @@ function service(redisPort: number, env: Record<string, string> = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  child.stdout.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
+  // Whole lines, however the pipe cuts them into chunks.
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line) lines.push(line);
+  });
   child.stderr.on('data', (chunk) => lines.push(String(chunk)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, lines, exited, has: (text: string) => lines.some((line) => line.includes(text)) };

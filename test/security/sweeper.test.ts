@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client, type Pool } from 'pg';
 import { SERVICE_MAIN } from '../../scripts/lib/compiled';
 import { ConfigError, loadConfig } from '../../src/config';
@@ -234,7 +235,10 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
   children.add(child);
   const lines: string[] = [];
   let stderr = '';
-  child.stdout.on('data', (chunk) => lines.push(...String(chunk).split('\n').filter(Boolean)));
+  // Whole lines, however the pipe cuts them into chunks.
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line) lines.push(line);
+  });
   child.stderr.on('data', (chunk) => {
     stderr += String(chunk);
   });
