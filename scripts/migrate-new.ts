@@ -8,7 +8,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { diffDatamodels } from '../src/db/schema-engine';
-import { MIGRATIONS_DIR, readMigrations } from '../src/db/migrate';
+import { readMigrations } from '../src/db/migrate';
+import { MIGRATIONS_DIR } from '../src/paths';
 
 async function main(): Promise<void> {
   const name = (process.argv[2] ?? '').trim();

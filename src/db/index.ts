@@ -7,6 +7,7 @@ import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
 import { setPoolBounds } from './sql';
 import { PG_TYPES } from './types';
+import { PRISMA_CLIENT_MODULE } from '../paths';
 
 export type { PrismaClient };
 
@@ -22,7 +23,7 @@ let prismaModules: PrismaModules | undefined;
  */
 function loadPrisma(): PrismaModules {
   return (prismaModules ??= {
-    client: require('../__generated__/prisma/client') as PrismaModules['client'],
+    client: require(PRISMA_CLIENT_MODULE) as PrismaModules['client'],
     adapter: require('@prisma/adapter-pg') as PrismaModules['adapter'],
   });
 }
@@ -90,7 +91,7 @@ export const clientBoundMs = (statementTimeoutMs: number): number => statementTi
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
   // Prisma loads on first use, but a deployment without its generated client
   // (or its adapter) fails here, at start, not on the first write.
-  require.resolve('../__generated__/prisma/client');
+  require.resolve(PRISMA_CLIENT_MODULE);
   require.resolve('@prisma/adapter-pg');
   let embedded: EmbeddedDatabase | undefined;
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);

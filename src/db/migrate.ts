@@ -7,8 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Pool, PoolClient } from 'pg';
-
-export const MIGRATIONS_DIR = path.resolve(__dirname, '../../prisma/migrations');
+import { MIGRATIONS_DIR } from '../paths';
 
 /** Prisma's advisory lock key, so this runner and `prisma migrate` exclude each other. */
 const MIGRATION_LOCK_KEY = 72707369;

@@ -18,7 +18,6 @@
 // original's. Should a later Apollo read it otherwise, nothing breaks: it
 // hashes as before (test/graphql/query-hash.test.ts then fails).
 import { createHash as nodeCreateHash, hash, type BinaryToTextEncoding, type Hash } from 'node:crypto';
-import path from 'node:path';
 
 /** Texts longer than this are hashed every time (the lookup's document is ~300 characters). */
 const MAX_TEXT_CHARACTERS = 16 * 1024;
@@ -105,11 +104,11 @@ export function rememberApolloQueryHashes(): boolean {
   if (installed !== undefined) return installed;
   installed = false;
   try {
-    // The copy Apollo Server itself requires (resolved from its own folder),
-    // through this module's require, so that a test's module registry and
-    // Apollo's agree.
-    const from = path.dirname(require.resolve('@apollo/server'));
-    const utils = require(require.resolve('@apollo/utils.createhash', { paths: [from] })) as { createHash: CreateHash };
+    // The copy Apollo Server itself requires (package-lock.json holds one), by
+    // a literal require: in dist/main.js that is the copy bundled beside
+    // Apollo's (scripts/build.mjs), and under jest the one in the test's
+    // module registry, as Apollo's is.
+    const utils = require('@apollo/utils.createhash') as { createHash: CreateHash };
     const original = utils.createHash;
     if (typeof original !== 'function') return false;
     utils.createHash = (kind: string) => (kind === 'sha256' ? new RememberedSha256() : original(kind));

@@ -6,8 +6,7 @@ import path from 'node:path';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { resolvers } from '../__generated__/resolvers';
-
-export const SCHEMA_DIR = path.resolve(__dirname, '../../schema');
+import { SCHEMA_DIR } from '../paths';
 
 export function loadTypeDefs(dir = SCHEMA_DIR): string[] {
   return readdirSync(dir)

@@ -7,11 +7,10 @@
 // reveal the schema anyway, and without it a team has nothing to build against.
 // GRAPHQL_SCHEMA_ENDPOINT=false turns it off (404, like any unknown path).
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { SCHEMA_ARTIFACT } from '../paths';
 import { publicDocument, sendDocument } from './caching';
 
-export const SCHEMA_ARTIFACT = path.resolve(__dirname, '../__generated__/schema.graphql');
 export const SCHEMA_PATH = '/schema.graphql';
 
 export function registerSchemaEndpoint(fastify: FastifyInstance, enabled: boolean): void {

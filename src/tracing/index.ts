@@ -97,6 +97,19 @@ export function startTracing(options: TracingOptions): Tracing {
 }
 
 /**
+ * The modules the instrumentations patch, each by a literal require: in
+ * dist/main.js these are the copies bundled into it (scripts/build.mjs), the
+ * ones the service runs, where require(name) at run time would load other
+ * copies from node_modules, which nothing calls. (pg is not bundled: it is the
+ * same module either way.)
+ */
+const INSTRUMENTED: Record<string, () => unknown> = {
+  http: () => require('node:http') as unknown,
+  pg: () => require('pg') as unknown,
+  'graphql/execution/execute.js': () => require('graphql/execution/execute.js') as unknown,
+};
+
+/**
  * Applies an instrumentation's patches to the modules (or module files) named,
  * as loaded by this process; returns the undo of each.
  */
@@ -112,8 +125,9 @@ function patchLoaded(instrumentation: InstrumentationBase, names: readonly strin
     ];
     /* eslint-enable @typescript-eslint/unbound-method */
     for (const target of targets) {
-      if (!names.includes(target.name) || !target.patch) continue;
-      const exports = require(target.name) as unknown;
+      const load = INSTRUMENTED[target.name];
+      if (!names.includes(target.name) || !target.patch || !load) continue;
+      const exports = load();
       target.patch(exports, version);
       undo.push(() => target.unpatch?.(exports, version));
     }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { diff } from '@graphql-inspector/core';
 import { buildSchema as buildSdlSchema, lexicographicSortSchema, printSchema } from 'graphql';
 import { buildSchema } from '../../src/graphql/schema';
-import { SCHEMA_ARTIFACT } from '../../src/http/schema-endpoint';
+import { SCHEMA_ARTIFACT } from '../../src/paths';
 import { currentSchema } from '../../scripts/schema-check';
 import { ConfiguredApps } from '../support/configured';
 import { fetchResult } from '../support/service';
