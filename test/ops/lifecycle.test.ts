@@ -1,8 +1,9 @@
 // The process as operators run it: configuration checked at start, and a
 // graceful stop on SIGTERM/SIGINT that lets in-flight requests finish.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -212,5 +213,53 @@ describe('memory at rest', () => {
       s.child.kill('SIGTERM');
       expect(await s.exited).toBe(0);
     }
+  });
+});
+
+describe('the bundle', () => {
+  // dist/main.js is one bundle (scripts/build.mjs) holding its own copies of
+  // graphql and the service's modules: tracing must patch those, not copies it
+  // would load from node_modules, which nothing calls.
+  test('traces the GraphQL operation and its SQL statements, as the sources do (OTLP to a collector)', async () => {
+    const bodies: Buffer[] = [];
+    const collector = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        bodies.push(Buffer.concat(chunks));
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    try {
+      // The embedded database and its demo data: a token to call with, whatever database the suite uses.
+      const started = startProcess({
+        DATABASE_URL: '',
+        DEMO_SEED: 'true',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+      });
+      const address = await listeningAddress(started);
+      let token: string | undefined;
+      for (let waited = 0; token === undefined && waited < 60_000; waited += 100) {
+        token = started.stdout.map((line) => /SVC-Token: ([\w-]+)/.exec(line)?.[1]).find(Boolean);
+        if (token === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const response = await fetch(new URL('/graphql', address), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'svc-token': token! },
+        body: JSON.stringify({ query: 'query BundleLookup { userByExternalId(externalUserId: 1002) { login } }' }),
+      });
+      expect(await response.json()).toEqual({ data: { userByExternalId: { login: 'bob' } } });
+      // Shutting down flushes the batch.
+      started.child.kill('SIGTERM');
+      expect(await started.exited).toBe(0);
+    } finally {
+      await new Promise((resolve) => collector.close(resolve));
+    }
+    // Protobuf keeps strings as they are.
+    const payload = Buffer.concat(bodies).toString('latin1');
+    expect(payload).toContain('POST /graphql');
+    expect(payload).toContain('query BundleLookup');
+    expect(payload).toContain('postgresql');
   });
 });
