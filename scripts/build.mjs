@@ -23,8 +23,8 @@
 // become one file, whitespace removed, names kept. One script instead of ~900
 // saves what Node and V8 keep per module and the source text of each (V8
 // holds a script's whole text for as long as its functions live), and with
-// the compile cache it starts faster too: idle RSS on Node 24 88.8 → ~81 MB
-// (BENCHMARKS.md, "Start-up and the production shape"). Everything else in
+// the compile cache it starts faster too (BENCHMARKS.md, "Start-up and the
+// production shape"). Everything else in
 // dist/ stays as swc wrote it: the admin CLI, and the modules the bundle
 // leaves out (EXTERNAL). Stack traces name functions as written and point
 // into dist/main.js; dist/main.js.map maps them to src/ (docs/operation.md,
