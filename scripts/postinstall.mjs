@@ -20,7 +20,7 @@ const has = (name) => {
   }
 };
 
-if (has('prisma/build/index.js') && has('@swc/core')) {
+if (has('prisma/build/index.js') && has('@swc/core') && has('esbuild')) {
   for (const script of ['scripts/prisma-generate.mjs', 'scripts/build.mjs']) {
     const result = spawnSync(process.execPath, [script], { stdio: ['ignore', 'inherit', 'inherit'] });
     if (result.status !== 0) process.exit(result.status ?? 1);
@@ -28,7 +28,7 @@ if (has('prisma/build/index.js') && has('@swc/core')) {
 } else if (!existsSync('dist/.build.json')) {
   console.error(
     'postinstall: no dist/ here, and no way to build one: this install left out the dev dependencies ' +
-      '(prisma, @swc/core). A production install is made from a built tree: `npm install` (builds dist/), then ' +
+      '(prisma, @swc/core, esbuild). A production install is made from a built tree: `npm install` (builds dist/), then ' +
       '`npm prune --omit=dev --omit=optional` (docs/operation.md, Deploying).',
   );
   process.exit(1);
