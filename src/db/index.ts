@@ -28,14 +28,21 @@ function loadPrisma(): PrismaModules {
   });
 }
 
+/** A constraint a write broke: a unique key, or a reference to a row that is not there. */
+export type ConstraintViolation = 'unique' | 'foreign-key';
+
 /**
- * The code of a Prisma known-request error (P2002: unique violation, …),
- * undefined for anything else. Loads nothing: an error of Prisma's comes
- * from a client that is loaded already.
+ * Which constraint a failed write broke, whichever client ran it: Prisma's
+ * known-request errors (P2002, P2003) or PostgreSQL's own SQLSTATE through pg
+ * (23505, 23503); undefined for anything else. Loads nothing: an error of
+ * Prisma's comes from a client that is loaded already.
  */
-export function prismaErrorCode(error: unknown): string | undefined {
+export function constraintViolation(error: unknown): ConstraintViolation | undefined {
   const known = prismaModules?.client.Prisma.PrismaClientKnownRequestError;
-  return known !== undefined && error instanceof known ? error.code : undefined;
+  const code = known !== undefined && error instanceof known ? error.code : (error as { code?: unknown } | null)?.code;
+  if (code === 'P2002' || code === '23505') return 'unique';
+  if (code === 'P2003' || code === '23503') return 'foreign-key';
+  return undefined;
 }
 
 export interface DatabaseOptions {

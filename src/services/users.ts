@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
 import { readQuery, type ReadReplicas } from '../scale/replicas';
-import { type Database, type PrismaClient, prismaErrorCode } from '../db';
+import { type Database, type PrismaClient, constraintViolation } from '../db';
 import { run, transaction } from '../db/sql';
 import { LOCK_APPLICATION_PHONES, REGION } from '../db/statements/phones';
 import { BY_EXTERNAL_ID, CREATE_MANY } from '../db/statements/users';
@@ -97,13 +97,9 @@ export class UsersService {
         return tx.user.create({ data: { ...fields, phoneKey: phoneKeyValue, passwordHash, userTags: (userTags ?? []).join(',') } });
       });
     } catch (error) {
-      const code = prismaErrorCode(error);
-      if (code === 'P2002') {
-        throw badInput('login', 'login, email or external user id is already taken in this application');
-      }
-      if (code === 'P2003') {
-        throw badInput('applicationId', `application ${fields.applicationId} does not exist`);
-      }
+      const violated = constraintViolation(error);
+      if (violated === 'unique') throw badInput('login', 'login, email or external user id is already taken in this application');
+      if (violated === 'foreign-key') throw badInput('applicationId', `application ${fields.applicationId} does not exist`);
       throw error;
     }
   }
@@ -156,10 +152,9 @@ export class UsersService {
       });
       return row!.created;
     } catch (error) {
-      // PostgreSQL's own codes: 23505 unique, 23503 foreign key.
-      const code = (error as { code?: string }).code;
-      if (code === '23505') throw badInput('users', 'a login, email or external user id is already taken in this application');
-      if (code === '23503') throw badInput('applicationId', `application ${applicationId} does not exist`);
+      const violated = constraintViolation(error);
+      if (violated === 'unique') throw badInput('users', 'a login, email or external user id is already taken in this application');
+      if (violated === 'foreign-key') throw badInput('applicationId', `application ${applicationId} does not exist`);
       throw error;
     }
   }
