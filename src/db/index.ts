@@ -1,11 +1,11 @@
 // One database handle per process: a pg pool, the Prisma client on top of it,
 // and, when no DATABASE_URL is given, the embedded PGlite behind both.
-import { Pool } from 'pg';
+import { Pool, type QueryConfig, type QueryResult } from 'pg';
 import type { PrismaClient } from '../__generated__/prisma/client';
 import { DescribedOnceQuery } from './described-query';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
-import { setPoolBounds } from './sql';
+import { connectionSurvives, setPoolBounds } from './sql';
 import { PG_TYPES } from './types';
 import { PRISMA_CLIENT_MODULE } from '../paths';
 
@@ -95,6 +95,41 @@ export const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 5_000 }
  */
 export const clientBoundMs = (statementTimeoutMs: number): number => statementTimeoutMs + 5_000;
 
+/**
+ * pg's Pool, except that query() keeps a connection that answered with an
+ * error, as withClient (src/db/sql.ts) does; pg-pool's own query() ends the
+ * connection on any error. Prisma's adapter sends each statement outside a
+ * transaction through query(), so every constraint error it met cost a new
+ * connection, and on the embedded database, whose socket frees its one slot
+ * a moment after a client leaves, the next statement raced that and failed
+ * ("Connection terminated unexpectedly"; test/db/constraint-violations).
+ * A callback-style call, or a Submittable's, is pg-pool's own.
+ */
+class ServicePool extends Pool {}
+Object.defineProperty(ServicePool.prototype, 'query', {
+  configurable: true,
+  writable: true,
+  value: function query(this: Pool, config: string | QueryConfig, values?: unknown, callback?: unknown): unknown {
+    const submittable = typeof config === 'object' && ('submit' in config || 'callback' in config);
+    if (submittable || typeof values === 'function' || callback !== undefined)
+      return (Pool.prototype.query as (...args: unknown[]) => unknown).call(this, config, values, callback);
+    return keepingQuery(this, config, values as unknown[] | undefined);
+  },
+});
+
+async function keepingQuery(pool: Pool, config: string | QueryConfig, values: unknown[] | undefined): Promise<QueryResult> {
+  const client = await pool.connect();
+  let result: QueryResult;
+  try {
+    result = await client.query(config as QueryConfig, values);
+  } catch (error) {
+    client.release(connectionSurvives(error) ? undefined : (error as Error));
+    throw error;
+  }
+  client.release();
+  return result;
+}
+
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
   // Prisma loads on first use, but a deployment without its generated client
   // (or its adapter) fails here, at start, not on the first write.
@@ -104,7 +139,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
   const timeoutMs = options.statementTimeoutMs ?? 5_000;
   const unnamed = options.preparedStatements === 'unnamed';
-  const pool = new Pool({
+  const pool = new ServicePool({
     connectionString: embedded?.url ?? options.url,
     types: PG_TYPES,
     // PGlite serves one connection; see openEmbeddedDatabase.

@@ -284,7 +284,7 @@ export async function withClient<T>(pool: Pool, name: string, work: (client: Poo
   } catch (error) {
     // `seen` is set by the client's listeners during work(); TypeScript keeps the reset's narrowing to undefined.
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
-    client.release(seen.broken ?? (isServerAnswer(error) && !wrongNode(error) ? undefined : (error as Error)));
+    client.release(seen.broken ?? (connectionSurvives(error) ? undefined : (error as Error)));
     // Socket errors come from Node's own realm, where `instanceof Error` can
     // fail (graphql-js then hides them as "Unexpected error value"): always
     // throw an Error of ours, code kept, for toAppError to classify.
@@ -340,6 +340,14 @@ function watch(client: PoolClient): Seen {
  * session: connection exceptions (08), operator intervention (57P0x: admin
  * shutdown, terminated backend).
  */
+/**
+ * Whether a connection whose statement failed with `error` is still good: the
+ * server answered (a constraint, a cancelled statement) and it is the node
+ * the pool means to reach. Anything else (a socket error, a timeout of ours)
+ * ends the connection.
+ */
+export const connectionSurvives = (error: unknown): boolean => isServerAnswer(error) && !wrongNode(error);
+
 function isServerAnswer(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P');
