@@ -1,44 +1,17 @@
 // The benchmark: seed, start the service and the baseline, check they agree,
 // drive every scenario against both with the same settings, soak the service,
 // and return the report (bench/report.ts prints and judges it).
-import { execFileSync } from 'node:child_process';
-import os from 'node:os';
-import path from 'node:path';
 import type autocannon from 'autocannon';
 import { Client } from 'pg';
+import { type Figures, type Round, type Spread, figuresOf, mb, median, medianFigures, ratio, round2, roundOf, spreadOf } from './figures';
 import { fire, type LoadResult } from './load';
+import { type GitState, type Machine, git, machine, redact } from './machine';
 import type { BenchOptions } from './options';
 import { SERVICE_BENCH_ENV, type Server, memoryOf, startBaseline, startPeer, startService } from './processes';
 import { log, timer } from './progress';
+import { GRAPHQL_LOOKUP, GRAPHQL_TYPENAME } from './queries';
+import { getJson, request, settledCount, sleep, statementCount } from './requests';
 import { DELETE_SIZES, type DeleteMode, type DeleteSize, type SeedResult, deletePlan, dropDatabase, seed } from './seed';
-
-export interface Figures {
-  /** Responses received in the measured window. */
-  requests: number;
-  /** Requests sent (statements per request divide by these). */
-  sent?: number;
-  seconds: number;
-  reqPerSec: number;
-  /** Milliseconds. */
-  p50: number;
-  p99: number;
-  mean: number;
-  max: number;
-  /** SQL statements per request in the measured window (null: the target does not count them). */
-  statementsPerRequest: number | null;
-  non2xx: number;
-  errors: number;
-  statusCounts: Record<string, number>;
-  /** Highest resident set sampled during the scenario (warm-up included), MB. */
-  peakRssMb: number | null;
-  /** Deletes: ids sent, and ids the responses list as SuccessfullyDeleted. */
-  idsSent?: number;
-  idsDeleted?: number;
-  /** GraphQL: 200 responses carrying errors instead of the user. */
-  badBodies?: number;
-  /** The target's CPU time (user + system, /proc) per response in the measured window, ms. */
-  cpuMsPerRequest: number | null;
-}
 
 export interface Scenario {
   name: string;
@@ -70,20 +43,6 @@ export interface SweepFigures {
     /** Expired sessions still there when the run ended (0: the sweep ended before the load did). */
     leftAtEnd: number;
   }[];
-}
-
-export interface Round {
-  service: Pick<Figures, 'reqPerSec' | 'p50' | 'p99' | 'cpuMsPerRequest'>;
-  baseline: Pick<Figures, 'reqPerSec' | 'p50' | 'p99' | 'cpuMsPerRequest'>;
-  ratios: { reqPerSec: number; p50: number; p99: number };
-}
-
-/** A ratio over rounds: the median of the rounds' ratios, and the lowest and highest. */
-export interface Spread {
-  median: number;
-  min: number;
-  max: number;
-  rounds: number[];
 }
 
 /**
@@ -140,17 +99,8 @@ export interface Report {
   startedAt: string;
   finishedAt: string;
   smoke: boolean;
-  machine: {
-    platform: string;
-    release: string;
-    arch: string;
-    cpus: { model: string; speedMHz: number }[];
-    totalMemMb: number;
-    node: string;
-    postgres: string;
-    postgresSettings: Record<string, string>;
-  };
-  git: { commit: string | null; dirtyFiles: number | null };
+  machine: Machine;
+  git: GitState;
   settings: Omit<BenchOptions, 'serverUrl'> & { server: string; serviceEnv: Record<string, string>; deletePlan: ReturnType<typeof deletePlan> };
   seeding: {
     seconds: SeedResult['timings'];
@@ -171,157 +121,6 @@ export interface Report {
   /** Statements per request of the service for the big-book check. */
   bigBookStatementsPerRequest: number | null;
   warnings: string[];
-}
-
-/** The median of the finite values (NaN when there are none). */
-export const median = (values: number[]): number => {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return NaN;
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const round2 = (n: number) => Math.round(n * 100) / 100;
-const finiteOrNull = (n: number) => (Number.isFinite(n) ? n : null);
-
-/**
- * One figure from several rounds: the median of each rate and latency, the
- * sums of what was counted, the highest RSS.
- */
-function medianFigures(all: Figures[]): Figures {
-  if (all.length === 1) return all[0]!;
-  const sum = (pick: (f: Figures) => number | undefined) => all.reduce((n, f) => n + (pick(f) ?? 0), 0);
-  const statusCounts: Record<string, number> = {};
-  for (const f of all) for (const [k, v] of Object.entries(f.statusCounts)) statusCounts[k] = (statusCounts[k] ?? 0) + v;
-  const spr = all.map((f) => f.statementsPerRequest).filter((v): v is number => v !== null);
-  const rss = all.map((f) => f.peakRssMb).filter((v): v is number => v !== null);
-  return {
-    requests: sum((f) => f.requests),
-    sent: sum((f) => f.sent),
-    seconds: round2(sum((f) => f.seconds)),
-    reqPerSec: round2(median(all.map((f) => f.reqPerSec))),
-    p50: median(all.map((f) => f.p50)),
-    p99: median(all.map((f) => f.p99)),
-    mean: round2(median(all.map((f) => f.mean))),
-    max: Math.max(...all.map((f) => f.max)),
-    statementsPerRequest: spr.length === all.length ? median(spr) : null,
-    non2xx: sum((f) => f.non2xx),
-    errors: sum((f) => f.errors),
-    statusCounts,
-    peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
-    cpuMsPerRequest: finiteOrNull(median(all.map((f) => f.cpuMsPerRequest ?? NaN))),
-    ...(all.some((f) => f.badBodies !== undefined) ? { badBodies: sum((f) => f.badBodies) } : {}),
-  };
-}
-
-const mb = (bytes: number | null | undefined) => (bytes == null || Number.isNaN(bytes) ? null : Math.round((bytes / 1048576) * 10) / 10);
-const ratio = (a: number, b: number) => (b > 0 && Number.isFinite(a) ? Math.round((a / b) * 1000) / 1000 : NaN);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const spreadOf = (values: number[]): Spread => {
-  const finite = values.filter((v) => Number.isFinite(v));
-  return {
-    median: Math.round(median(finite) * 1000) / 1000,
-    min: finite.length ? Math.min(...finite) : NaN,
-    max: finite.length ? Math.max(...finite) : NaN,
-    rounds: values,
-  };
-};
-
-/** The GraphQL lookup the benchmarks send (all 19 fields of a user). */
-export const GRAPHQL_LOOKUP = `query Lookup($id: Int!) {
-  userByExternalId(externalUserId: $id) {
-    id fullName email login phone website createdAt updatedAt lastRequestAt externalUserId
-    facebookId twitterId blobId customData ageOver16 allowStatisticsAnalysis allowSalesActivities
-    parentsContacts userTags
-  }
-}`;
-
-/** Apollo's floor: the least a GraphQL request can ask. */
-export const GRAPHQL_TYPENAME = '{ __typename }';
-
-/**
- * The harness's own requests (counters, checks), retried: a keep-alive socket
- * the server is closing just then fails once and works on a fresh one.
- */
-async function request(url: string, init: RequestInit = {}): Promise<Response> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fetch(url, init);
-    } catch (error) {
-      // eslint-disable-next-line preserve-caught-error, @typescript-eslint/no-base-to-string -- the message carries the cause's text (fetch's cause is an Error)
-      if (attempt >= 3) throw new Error(`${init.method ?? 'GET'} ${url}: ${(error as Error).message} (${String((error as Error).cause ?? '')})`);
-      await sleep(100 * attempt);
-    }
-  }
-}
-
-/** The statement counter of a target: the service's db_statements_total, the baseline's own. */
-async function statementCount(target: Server, kind: 'service' | 'baseline'): Promise<number | null> {
-  if (kind === 'baseline') {
-    const res = await request(`${target.url}/__statements`);
-    return ((await res.json()) as { statements: number }).statements;
-  }
-  const res = await request(`${target.url}/metrics`);
-  if (!res.ok) return null;
-  const match = /^db_statements_total(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(await res.text());
-  return match ? Number(match[1]) : null;
-}
-
-/** The statement count once the target has gone quiet (two equal readings 250 ms apart; 20 s at most). */
-async function settledCount(target: Server, kind: 'service' | 'baseline'): Promise<number | null> {
-  let last = await statementCount(target, kind);
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    await sleep(250);
-    const now = await statementCount(target, kind);
-    if (now === last) return now;
-    last = now;
-  }
-  return last;
-}
-
-async function machine(serverUrl: string): Promise<Report['machine']> {
-  const client = new Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    const version = (await client.query<{ version: string }>('SELECT version()')).rows[0]!.version;
-    const settings = await client.query<{ name: string; setting: string; unit: string | null }>(
-      `SELECT name, setting, unit FROM pg_settings
-        WHERE name IN ('shared_buffers', 'work_mem', 'synchronous_commit', 'fsync', 'max_connections', 'effective_cache_size', 'jit')`,
-    );
-    return {
-      platform: os.platform(),
-      release: os.release(),
-      arch: os.arch(),
-      cpus: os.cpus().map((cpu) => ({ model: cpu.model, speedMHz: cpu.speed })),
-      totalMemMb: Math.round(os.totalmem() / 1048576),
-      node: process.version,
-      postgres: version,
-      postgresSettings: Object.fromEntries(settings.rows.map((r) => [r.name, r.unit ? `${r.setting} (${r.unit})` : r.setting])),
-    };
-  } finally {
-    await client.end();
-  }
-}
-
-function git(): Report['git'] {
-  const root = path.resolve(__dirname, '..');
-  try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const status = execFileSync('git', ['status', '--porcelain', '--', 'src', 'prisma', 'schema'], {
-      cwd: root,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    return { commit, dirtyFiles: status.split('\n').filter(Boolean).length };
-  } catch {
-    return { commit: null, dirtyFiles: null };
-  }
-}
-
-function redact(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }
 
 /** Deep equality of two JSON values, reporting the first difference. */
@@ -349,16 +148,6 @@ function difference(a: unknown, b: unknown, at = ''): string | null {
     return null;
   }
   return a === b ? null : `${at || '(root)'}: ${JSON.stringify(a)} ≠ ${JSON.stringify(b)}`;
-}
-
-async function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
-  const res = await request(url, { headers });
-  const text = await res.text();
-  try {
-    return { status: res.status, body: JSON.parse(text) };
-  } catch {
-    return { status: res.status, body: text };
-  }
 }
 
 export async function runBench(options: BenchOptions): Promise<Report> {
@@ -469,22 +258,6 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       onResponse?: (status: number, body: string) => void;
     }
 
-    const figures = (result: LoadResult, statements: number | null, peakRss: number | null): Figures => ({
-      requests: result.requests,
-      seconds: result.seconds,
-      reqPerSec: result.reqPerSec,
-      p50: result.p50,
-      p99: result.p99,
-      mean: result.mean,
-      max: result.max,
-      statementsPerRequest: statements === null || result.sent === 0 ? null : Math.round((statements / result.sent) * 1000) / 1000,
-      non2xx: result.non2xx,
-      errors: result.errors,
-      statusCounts: result.statusCounts,
-      peakRssMb: mb(peakRss),
-      cpuMsPerRequest: result.cpuMs === null || result.requests === 0 ? null : Math.round((result.cpuMs / result.requests) * 10000) / 10000,
-    });
-
     /**
      * Warm-up (excluded), then the measured run, counting statements around
      * it (unless `on` says otherwise: another instance of the service, whose
@@ -526,7 +299,7 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       // then divide by the requests sent (answered or abandoned).
       const after = counting ? await settledCount(target, kind) : null;
       peakRss = Math.max(peakRss ?? 0, result.peakRss ?? 0) || null;
-      const f = figures(result, before !== null && after !== null ? after - before : null, peakRss);
+      const f = figuresOf(result, before !== null && after !== null ? after - before : null, peakRss);
       f.sent = result.sent;
       if (f.non2xx > 0 || f.errors > 0) {
         warn(`${label} (${on?.target.name ?? kind}): ${f.non2xx} non-2xx responses ${JSON.stringify(f.statusCounts)}, ${f.errors} errors`);
@@ -570,12 +343,6 @@ export async function runBench(options: BenchOptions): Promise<Report> {
       scenarios.push(s);
       return s;
     };
-
-    const roundOf = (svc: Figures, base: Figures): Round => ({
-      service: { reqPerSec: svc.reqPerSec, p50: svc.p50, p99: svc.p99, cpuMsPerRequest: svc.cpuMsPerRequest },
-      baseline: { reqPerSec: base.reqPerSec, p50: base.p50, p99: base.p99, cpuMsPerRequest: base.cpuMsPerRequest },
-      ratios: { reqPerSec: ratio(svc.reqPerSec, base.reqPerSec), p50: ratio(svc.p50, base.p50), p99: ratio(svc.p99, base.p99) },
-    });
 
     const timed = { duration: options.duration, warmup: options.warmup, connections: options.connections };
     // The REST lookup by external id, random existing ids: measured, and the soak's load.

@@ -2,7 +2,8 @@
 // printed to stdout, and the JSON file.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LookupComparison, Report, Scenario, Spread } from './harness';
+import type { Spread } from './figures';
+import type { LookupComparison, Report, Scenario } from './harness';
 
 export interface TargetResult {
   target: string;
