@@ -3,7 +3,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Spread } from './figures';
-import type { LookupComparison, Report, Scenario } from './harness';
+import type { Report } from './harness';
+import type { LookupComparison } from './scenarios/lookups';
+import type { Scenario } from './scenarios/scenario';
 
 export interface TargetResult {
   target: string;
