@@ -18,7 +18,8 @@ import { createApp } from '../src/app';
 import { openDatabase } from '../src/db';
 import { logDestination } from '../src/http/observability';
 import { hashPassword } from '../src/services/secrets';
-import { GRAPHQL_LOOKUP, median } from './harness';
+import { median } from './figures';
+import { GRAPHQL_LOOKUP } from './queries';
 
 const { values } = parseArgs({ options: { requests: { type: 'string' }, rounds: { type: 'string' }, only: { type: 'string' } } });
 const REQUESTS = Number(values.requests ?? 4000);

@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
-import { median } from './harness';
+import { median } from './figures';
 
 const { values } = parseArgs({ options: { pair: { type: 'string' }, rounds: { type: 'string' }, reads: { type: 'string' } } });
 const ROUNDS = Number(values.rounds ?? 5);

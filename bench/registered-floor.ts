@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { REGISTERED_USERS } from '../src/db/statements/address-book';
 import { PG_TYPES } from '../src/db/types';
-import { median } from './harness';
+import { median } from './figures';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, requests: { type: 'string' } } });
 const count = (name: string, text: string | undefined, fallback: number) => {

@@ -2,7 +2,10 @@
 // printed to stdout, and the JSON file.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LookupComparison, Report, Scenario, Spread } from './harness';
+import type { Spread } from './figures';
+import type { Report } from './harness';
+import type { LookupComparison } from './scenarios/lookups';
+import type { Scenario } from './scenarios/scenario';
 
 export interface TargetResult {
   target: string;

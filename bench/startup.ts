@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
+import { median } from './figures';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -146,10 +147,6 @@ function adminMs(dir: string, env: Record<string, string>): number {
   return performance.now() - started;
 }
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const fmt = (xs: number[], digits = 0) =>
   xs.length === 0 ? '-' : `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}, n=${xs.length})`;
 

@@ -108,7 +108,7 @@ test('the compiled answers are the lookups graphql-js gives: a found user and a 
 // The benchmark's GraphQL lookup (BENCHMARKS.md) must keep running compiled:
 // mutations moving to graphql-js, and the cost limit, must not reach it.
 test("the benchmark's lookup runs compiled from its second send, and the cost limit asks the database nothing for it", async () => {
-  const { GRAPHQL_LOOKUP } = await import('../../bench/harness');
+  const { GRAPHQL_LOOKUP } = await import('../../bench/queries');
   const query = `# benchmark\n${GRAPHQL_LOOKUP}`;
   const stats = service.app.graphqlExecution;
   const before = { ...stats };
