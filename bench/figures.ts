@@ -3,23 +3,15 @@
 // spread of a ratio over rounds. Pure functions, no I/O.
 import type { LoadResult } from './load';
 
-export interface Figures {
-  /** Responses received in the measured window. */
-  requests: number;
+/** A measured window's figures: the load's own (responses, latencies, statuses) and what the harness adds. */
+export interface Figures extends Pick<LoadResult, 'requests' | 'seconds' | 'reqPerSec' | 'p50' | 'p99' | 'mean' | 'max'> {
   /** Requests sent (statements per request divide by these). */
   sent?: number;
-  seconds: number;
-  reqPerSec: number;
-  /** Milliseconds. */
-  p50: number;
-  p99: number;
-  mean: number;
-  max: number;
   /** SQL statements per request in the measured window (null: the target does not count them). */
   statementsPerRequest: number | null;
-  non2xx: number;
-  errors: number;
-  statusCounts: Record<string, number>;
+  non2xx: LoadResult['non2xx'];
+  errors: LoadResult['errors'];
+  statusCounts: LoadResult['statusCounts'];
   /** Highest resident set sampled during the scenario (warm-up included), MB. */
   peakRssMb: number | null;
   /** Deletes: ids sent, and ids the responses list as SuccessfullyDeleted. */
