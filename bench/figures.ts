@@ -4,14 +4,14 @@
 import type { LoadResult } from './load';
 
 /** A measured window's figures: the load's own (responses, latencies, statuses) and what the harness adds. */
-export interface Figures extends Pick<LoadResult, 'requests' | 'seconds' | 'reqPerSec' | 'p50' | 'p99' | 'mean' | 'max'> {
+export interface Figures extends Pick<
+  LoadResult,
+  'requests' | 'seconds' | 'reqPerSec' | 'p50' | 'p99' | 'mean' | 'max' | 'non2xx' | 'errors' | 'statusCounts'
+> {
   /** Requests sent (statements per request divide by these). */
   sent?: number;
   /** SQL statements per request in the measured window (null: the target does not count them). */
   statementsPerRequest: number | null;
-  non2xx: LoadResult['non2xx'];
-  errors: LoadResult['errors'];
-  statusCounts: LoadResult['statusCounts'];
   /** Highest resident set sampled during the scenario (warm-up included), MB. */
   peakRssMb: number | null;
   /** Deletes: ids sent, and ids the responses list as SuccessfullyDeleted. */
