@@ -47,15 +47,8 @@ export async function startIsolatedService(options: Omit<Partial<AppOptions>, 'd
   } finally {
     await pool.end();
   }
-  // startService reads the run's database from the environment: point it at
-  // this one for the call only.
-  process.env.TEST_RUN_DATABASE_URL = url.toString();
-  let service: TestService;
-  try {
-    service = await startService(options);
-  } finally {
-    process.env.TEST_RUN_DATABASE_URL = runUrl;
-  }
+  // As openTestDatabase() opens the run's database.
+  const service = await startService({ ...options, database: { url: url.toString(), poolMax: 5, migrate: false } });
   return {
     ...service,
     async close() {
