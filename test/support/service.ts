@@ -156,6 +156,10 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
 }
 
 export interface UseServiceHooks {
+  /** How the service starts (default startService; fuzz.ts's startIsolatedService for a database of its own on a server). */
+  start?: (options: ServiceOptions) => Promise<TestService>;
+  /** The start's bound, ms (default: the test timeout). */
+  timeoutMs?: number;
   /** Start nothing (the block's tests skip in this run, e.g. for want of PostgreSQL binaries). */
   skip?: boolean;
   /**
@@ -190,8 +194,8 @@ export function useService(options: ServiceOptions | (() => ServiceOptions | Pro
   };
   beforeAll(async () => {
     if (hooks.skip) return;
-    service = await startService(typeof options === 'function' ? await options() : options);
-  });
+    service = await (hooks.start ?? startService)(typeof options === 'function' ? await options() : options);
+  }, hooks.timeoutMs);
   afterAll(async () => {
     const closing = async (one: TestService) => {
       await (hooks.ignoreCloseErrors ? one.close().catch(() => {}) : one.close());
