@@ -12,29 +12,19 @@ import { recordFigures } from '../support/figures';
 import { startIsolatedService } from '../support/fuzz';
 import { history } from '../support/messages';
 import { seedTenant } from '../support/seed';
-import { type ServiceOptions, startService, type TestService } from '../support/service';
+import { type ServiceOptions, useService } from '../support/service';
 
 jest.setTimeout(120_000);
 
-let service: TestService;
-const others: TestService[] = [];
+const service = useService({}, { start: startIsolatedService });
 const figures: Record<string, unknown> = {};
-beforeAll(async () => {
-  service = await startIsolatedService();
-});
-afterAll(async () => {
-  recordFigures('retention', figures);
-  for (const other of others) await other.close();
-  await service?.close();
-});
+afterAll(() => recordFigures('retention', figures));
 
 const seed = () => seedTenant(service.app.services);
 
 /** Another app over the file's database, with these options (a retention), listening on a free port. */
 async function startApp(options: Omit<ServiceOptions, 'database'>): Promise<string> {
-  const other = await startService({ ...options, database: service.db });
-  others.push(other);
-  return other.baseUrl;
+  return (await service.start(options)).baseUrl;
 }
 
 interface StoredMessage {
