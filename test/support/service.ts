@@ -189,7 +189,7 @@ export function useService(options: ServiceOptions | (() => ServiceOptions | Pro
   let service: TestService | undefined;
   const others: TestService[] = [];
   const started = (): TestService => {
-    if (!service) throw new Error('useService: the service is not started yet (read it inside a test or a hook)');
+    if (!service) throw new Error('useService: the service is not started yet (read it in a test, or in a hook declared after useService)');
     return service;
   };
   beforeAll(async () => {
