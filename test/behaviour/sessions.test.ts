@@ -5,17 +5,11 @@
 import { MESSAGES } from '../../src/errors';
 import { seedTenant, type Tenant } from '../support/seed';
 import { signedSessionRequest } from '../support/sessions';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 import { SURFACES, type Surface, surfaceOf, value } from './surfaces';
 
-let service: TestService;
-beforeAll(async () => {
-  // Small failed-password budgets, so that the 429 is reached in a few requests.
-  service = await startService({ sessions: { loginAttempts: { perLogin: 3, perAddress: 1_000, windowMs: 60_000 } } });
-});
-afterAll(async () => {
-  await service?.close();
-});
+// Small failed-password budgets, so that the 429 is reached in a few requests.
+const service = useService({ sessions: { loginAttempts: { perLogin: 3, perAddress: 1_000, windowMs: 60_000 } } });
 
 const seed = () => seedTenant(service.app.services);
 const token = (session: { token: string }) => ({ 'SVC-Token': session.token });

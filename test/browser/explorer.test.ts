@@ -6,11 +6,9 @@
 // Without /usr/bin/chromium the suite is skipped, and says so.
 import { existsSync, mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { type App, createApp } from '../../src/app';
 import { type DemoCredentials, prepareDemo } from '../../src/demo/seed';
-import { startService, type TestService } from '../support/service';
+import { type TestService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -29,40 +27,29 @@ const MEMBER_RESULT = /"login":\s*"member"/;
 
 describeWithBrowser('explorer page in headless Chromium', () => {
   let browser: Browser;
-  let service: TestService;
   let tenant: Tenant;
   let demo: DemoCredentials;
   /** A second app over the same database whose page opens with the demo user's token, as `npm start`'s. */
-  let withHeaders: { app: App; baseUrl: string };
+  let withHeaders: TestService;
   /** A third, under GRAPHQL_TRUSTED_DOCUMENTS=enforce in development: the explorer is exempt. */
-  let enforcing: { app: App; baseUrl: string };
+  let enforcing: TestService;
 
+  // Declared before the service: launched first, and closed first.
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-    service = await startService();
-    tenant = await seedTenant(service.app.services);
-    demo = await prepareDemo(service.db, service.app.services);
-    const app = await createApp({
-      database: service.db,
-      explorer: { enabled: true, defaultHeaders: () => ({ 'SVC-Token': demo.userToken }) },
-    });
-    await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-    withHeaders = { app, baseUrl: `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}` };
-    const enforcingApp = await createApp({
-      database: service.db,
-      trustedDocuments: { mode: 'enforce', manifest: new Map(), explorerExempt: true },
-    });
-    await enforcingApp.fastify.listen({ host: '127.0.0.1', port: 0 });
-    enforcing = { app: enforcingApp, baseUrl: `http://127.0.0.1:${(enforcingApp.fastify.server.address() as AddressInfo).port}` };
   });
   afterAll(async () => {
     await browser?.close();
-    await withHeaders?.app.close();
-    await enforcing?.app.close();
-    await service?.close();
+  });
+  const service = useService();
+  beforeAll(async () => {
+    tenant = await seedTenant(service.app.services);
+    demo = await prepareDemo(service.db, service.app.services);
+    withHeaders = await service.start({ explorer: { enabled: true, defaultHeaders: () => ({ 'SVC-Token': demo.userToken }) } });
+    enforcing = await service.start({ trustedDocuments: { mode: 'enforce', manifest: new Map(), explorerExempt: true } });
   });
 
   interface Opened {

@@ -5,10 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { AddressInfo } from 'node:net';
-import { createApp } from '../../src/app';
-import { openDatabase } from '../../src/db';
 import { parseSecretsKey } from '../../src/services/secrets';
+import { startService } from '../support/service';
 import { restForm, signedSessionRequest } from '../support/sessions';
 
 const run = promisify(execFile);
@@ -136,13 +134,11 @@ test('every command of the contract prints one JSON object, and the data works o
   });
 
   // The CLI's records are the service's: the same user over REST, the token works.
-  const database = await openDatabase(serverUrl ? { url: serverUrl, migrate: false } : { dataDir });
   // The key the CLI generated next to its data folder seals the auth secrets it printed.
   const secretsKey = parseSecretsKey(readFileSync(path.join(path.dirname(dataDir), 'secrets.key'), 'utf8'))!;
-  const service = await createApp({ database, secretsKey });
+  const service = await startService({ database: serverUrl ? { url: serverUrl, migrate: false } : { dataDir }, secretsKey });
   try {
-    await service.fastify.listen({ host: '127.0.0.1', port: 0 });
-    const base = `http://127.0.0.1:${(service.fastify.server.address() as AddressInfo).port}`;
+    const base = service.baseUrl;
     const lookup = await fetch(`${base}/users/external/555001.json`, { headers: { 'SVC-Token': token } });
     const body = (await lookup.json()) as { user: Record<string, unknown> };
     expect(lookup.status).toBe(200);
@@ -161,16 +157,16 @@ test('every command of the contract prints one JSON object, and the data works o
     expect(((await session.json()) as { session: { user_id: number } }).session.user_id).toBe(owner.id);
   } finally {
     await service.close();
-    await database.close();
   }
   // app:rotate-auth: new credentials, and the old secret stops working.
   const rotated = await json('app:rotate-auth', '--app', app);
   expect(rotated).toEqual({ authKey: expect.any(String), authSecret: expect.any(String) });
-  const reopened = await openDatabase(serverUrl ? { url: serverUrl, migrate: false } : { dataDir });
-  const again = await createApp({ database: reopened, secretsKey: parseSecretsKey(readFileSync(path.join(path.dirname(dataDir), 'secrets.key'), 'utf8'))! });
+  const again = await startService({
+    database: serverUrl ? { url: serverUrl, migrate: false } : { dataDir },
+    secretsKey: parseSecretsKey(readFileSync(path.join(path.dirname(dataDir), 'secrets.key'), 'utf8'))!,
+  });
   try {
-    await again.fastify.listen({ host: '127.0.0.1', port: 0 });
-    const base = `http://127.0.0.1:${(again.fastify.server.address() as AddressInfo).port}`;
+    const base = again.baseUrl;
     const old = { applicationId: created.application.id, authKey: created.authKey, authSecret: created.authSecret };
     const stale = await fetch(`${base}/session.json`, { method: 'POST', body: new URLSearchParams(restForm(signedSessionRequest(old))) });
     expect(stale.status).toBe(422);
@@ -178,7 +174,6 @@ test('every command of the contract prints one JSON object, and the data works o
     expect(fresh.status).toBe(201);
   } finally {
     await again.close();
-    await reopened.close();
   }
   // app:rotate-api-key: a new key; the running instances are told through the database (no REDIS_URL here).
   const rotatedKey = await json('app:rotate-api-key', '--app', app);

@@ -17,19 +17,13 @@ import { LONG, recordFigures } from '../support/figures';
 import { bookOf, type Contact } from '../support/address-book';
 import { chooseSeed, countBy, percentile, random, runConcurrently, type Timed, timed } from '../support/concurrency';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService, usingServer } from '../support/service';
+import { useService, usingServer } from '../support/service';
 import { hashPassword } from '../../src/services/secrets';
 
 // Bursts on a loaded CI machine (2 cores shared by two jest workers) can outlast jest's 60 s default.
 jest.setTimeout(LONG ? 900_000 : 180_000);
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 const SEED = chooseSeed();
 const where = `(seed ${SEED}; replay with CONCURRENCY_SEED=${SEED})`;

@@ -22,18 +22,12 @@ import { LONG, recordFigures } from '../support/figures';
 import { chooseSeed, countBy, percentile, random, type Random, runConcurrently, type Timed, timed } from '../support/concurrency';
 import { unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService, usingServer } from '../support/service';
+import { useService, usingServer } from '../support/service';
 
 // Bursts on a loaded CI machine (2 cores shared by two jest workers) can outlast jest's 60 s default.
 jest.setTimeout(LONG ? 900_000 : 180_000);
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 const SEED = chooseSeed();
 const ROUNDS = LONG ? 6 : 2;

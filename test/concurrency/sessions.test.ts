@@ -14,8 +14,7 @@
 // And a session expired (or deleted) in the database mid-burst: every request
 // sent cacheMs after that is refused with 401, and the late batched touches do
 // not bring it back.
-import type { AddressInfo } from 'node:net';
-import { type App, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import type { AuthOptions } from '../../src/services/auth';
 import { SESSION_TTL_SECONDS } from '../../src/services/auth';
@@ -23,7 +22,7 @@ import { hashSecret } from '../../src/services/secrets';
 import { BackwardsWatch, countBy, percentile, runConcurrently, sleep, type Timed, timed } from '../support/concurrency';
 import { LONG, recordFigures } from '../support/figures';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fetchResult, type HttpResult, openTestDatabase, usingServer } from '../support/service';
+import { fetchResult, type HttpResult, openTestDatabase, startService, usingServer } from '../support/service';
 
 // Bursts on a loaded CI machine (2 cores shared by two jest workers) can outlast jest's 60 s default.
 jest.setTimeout(LONG ? 900_000 : 180_000);
@@ -41,9 +40,9 @@ afterAll(async () => {
 
 /** An app over the file's database with these auth settings, listening on a free port. */
 async function startApp(auth: AuthOptions): Promise<{ app: App; base: string }> {
-  const app = await createApp({ database, auth });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  return { app, base: `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}` };
+  // The test closes the app itself (mid-test, to flush), and the file's database after its last test.
+  const { app, baseUrl } = await startService({ database, auth });
+  return { app, base: baseUrl };
 }
 
 type Via = 'rest lookup' | 'rest registered users' | 'graphql lookup' | 'graphql registered users';

@@ -14,11 +14,12 @@ import { DeleteMessages, RegisteredUsers, UploadAddressBook, UserByExternalId } 
 import { documentHash } from '../../examples/frontend/src/persisted';
 import { createUrqlClient, registeredUsers, uploadAddressBook } from '../../examples/frontend/src/urql';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
 const MANIFEST = path.resolve(__dirname, '../../examples/frontend/src/__generated__/persisted-documents.json');
 
-let service: TestService;
+const env = { GRAPHQL_TRUSTED_DOCUMENTS: 'enforce', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST, RATE_LIMIT_ENABLED: 'false' };
+const service = useService(appOptionsFromConfig(loadConfig(env)));
 let tenant: Tenant;
 let endpoint: string;
 /** Every request the clients make (they use the global fetch). */
@@ -26,8 +27,6 @@ const sent: { method: string; url: string; body: string | undefined }[] = [];
 const realFetch = globalThis.fetch;
 
 beforeAll(async () => {
-  const env = { GRAPHQL_TRUSTED_DOCUMENTS: 'enforce', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST, RATE_LIMIT_ENABLED: 'false' };
-  service = await startService(appOptionsFromConfig(loadConfig(env)));
   tenant = await seedTenant(service.app.services);
   endpoint = `${service.baseUrl}/graphql`;
   globalThis.fetch = async (input, init) => {
@@ -37,7 +36,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   globalThis.fetch = realFetch;
-  await service?.close();
 });
 beforeEach(() => {
   sent.length = 0;

@@ -4,17 +4,13 @@
 import { createRestClient, deleteMessages, registeredUsers, uploadAddressBook, userByExternalId } from '../../examples/rest-client/src/client';
 import { buildOpenApiDocument } from '../../src/rest/openapi';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
-let service: TestService;
 let tenant: Tenant;
 
+const service = useService();
 beforeAll(async () => {
-  service = await startService();
   tenant = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 test('the types come from the document the service serves at /openapi.json', async () => {

@@ -8,14 +8,12 @@
 // (test/support/postgres-instance.ts: this machine's PostgreSQL, else PGlite
 // in a child process), whatever TEST_DATABASE_URL says: the run's shared
 // server cannot be taken down under the other test files.
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { type App, createApp } from '../../src/app';
-import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { LONG, recordFigures } from '../support/figures';
 import { UNKNOWN } from '../support/messages';
 import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
+import { useService } from '../support/service';
 import { historyIds, seedTenant, type Tenant } from '../support/seed';
 
 /** The service's bound on a statement and on the wait for a pooled connection. */
@@ -31,21 +29,31 @@ const DROP_ROUNDS = LONG ? 10 : 3;
 jest.setTimeout(90_000);
 
 let instance: PostgresInstance;
-let db: Database;
-let app: App;
-let base: string;
 let t: Tenant;
 
 beforeAll(async () => {
   instance = createPostgresInstance();
   await instance.start();
-  db = await openDatabase({ url: instance.url, migrate: true, statementTimeoutMs: STATEMENT_TIMEOUT_MS, poolMax: Math.min(instance.poolMax, 4) });
-  app = await createApp({ database: db });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
-  t = await seedTenant(app.services);
+});
+// The afterAll hooks run in this order: the database is restarted, the service closed, the instance destroyed.
+afterAll(async () => {
+  // Whatever a test left behind, the database is up for the last writes.
+  if (instance && !instance.running) await instance.start();
+});
+const service = useService(
+  () => ({ database: { url: instance.url, migrate: true, statementTimeoutMs: STATEMENT_TIMEOUT_MS, poolMax: Math.min(instance.poolMax, 4) } }),
+  // app.close() writes the pending session touches; its own failure is the
+  // subject of a test below, not a reason to leave the instance running.
+  { ignoreCloseErrors: true },
+);
+afterAll(async () => {
+  await instance?.destroy();
+});
+
+beforeAll(async () => {
+  t = await seedTenant(service.app.services);
   // The owner's book holds the member's phone: registered users lists the member.
-  await app.services.addressBook.upload(
+  await service.app.services.addressBook.upload(
     { kind: 'user', applicationId: t.applicationId, userId: t.owner.id, via: 'session' },
     [{ name: 'Member', phone: t.member.phone! }],
     null,
@@ -64,16 +72,6 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-afterAll(async () => {
-  // Whatever a test left behind, the database is up for the last writes.
-  if (instance && !instance.running) await instance.start();
-  // app.close() writes the pending session touches; its own failure is the
-  // subject of a test below, not a reason to leave the instance running.
-  await app?.close().catch(() => {});
-  await db?.close().catch(() => {});
-  await instance?.destroy();
-});
-
 // ---------------------------------------------------------------------------
 // The request mix and the answers each request may get
 
@@ -90,33 +88,33 @@ interface Kind {
 }
 
 const gql = (query: string, headers: Record<string, string>) =>
-  fetch(`${base}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  fetch(`${service.baseUrl}/graphql`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
 
 const KINDS: Kind[] = [
   {
     name: 'REST lookup',
     style: 'object',
-    send: () => fetch(`${base}/users/external/101.json`, { headers: t.as.apiKey }),
+    send: () => fetch(`${service.baseUrl}/users/external/101.json`, { headers: t.as.apiKey }),
     normal: (status, body) => status === 200 && body?.user?.id === t.owner.id,
   },
   {
     name: 'REST delete',
     style: 'list',
     writes: true,
-    send: () => fetch(`${base}/chat/Message/${UNKNOWN}.json`, { method: 'DELETE', headers: t.as.member }),
+    send: () => fetch(`${service.baseUrl}/chat/Message/${UNKNOWN}.json`, { method: 'DELETE', headers: t.as.member }),
     normal: (status, body) => status === 200 && body?.NotFound?.ids?.[0] === UNKNOWN && body?.SuccessfullyDeleted?.ids?.length === 0,
   },
   {
     name: 'REST registered users',
     style: 'list',
-    send: () => fetch(`${base}/address_book/registered_users.json?compact=1`, { headers: t.as.owner }),
+    send: () => fetch(`${service.baseUrl}/address_book/registered_users.json?compact=1`, { headers: t.as.owner }),
     normal: (status, body) => status === 200 && body?.items?.length === 1 && body.items[0].user.id === t.member.id,
   },
   {
     // Negative answers are never cached: every one of these asks the database.
     name: 'REST lookup, unknown session',
     style: 'object',
-    send: () => fetch(`${base}/users/external/101.json`, { headers: { 'SVC-Token': 'no-such-session' } }),
+    send: () => fetch(`${service.baseUrl}/users/external/101.json`, { headers: { 'SVC-Token': 'no-such-session' } }),
     normal: (status, body) => status === 401 && body?.errors?.base?.[0] === MESSAGES.sessionMissing,
   },
   {
@@ -271,7 +269,7 @@ function percentile(values: number[], p: number): number {
 }
 
 async function status(path: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(`${base}${path}`);
+  const response = await fetch(`${service.baseUrl}${path}`);
   return { status: response.status, body: await response.json() };
 }
 
@@ -304,7 +302,7 @@ describe('the database goes down under load and comes back', () => {
   test('requests fail fast with the documented 503s while it is down, /readyz says so, and the service recovers by itself with nothing lost', async () => {
     const [m0, m1, m2] = t.messageIds as [string, string, string];
     // A write acknowledged before the outage: the owner hides m0 from their history.
-    const hidden = await fetch(`${base}/chat/Message/${m0}.json`, { method: 'DELETE', headers: t.as.owner });
+    const hidden = await fetch(`${service.baseUrl}/chat/Message/${m0}.json`, { method: 'DELETE', headers: t.as.owner });
     expect(await hidden.json()).toEqual({ SuccessfullyDeleted: { ids: [m0] }, NotFound: { ids: [] } });
 
     const load = startLoad();
@@ -366,9 +364,9 @@ describe('the database goes down under load and comes back', () => {
     expect(recoveredAt - readyAt).toBeLessThan(5_000);
 
     // Nothing stored was lost: the acknowledged hide holds, the rest is intact.
-    expect(await historyIds(app.services, t.dialogId, t.owner.id)).toEqual([m1, m2]);
-    expect(await historyIds(app.services, t.dialogId, t.member.id)).toEqual([m0, m1, m2]);
-    const lookup = await fetch(`${base}/users/external/102.json`, { headers: t.as.apiKey });
+    expect(await historyIds(service.app.services, t.dialogId, t.owner.id)).toEqual([m1, m2]);
+    expect(await historyIds(service.app.services, t.dialogId, t.member.id)).toEqual([m0, m1, m2]);
+    const lookup = await fetch(`${service.baseUrl}/users/external/102.json`, { headers: t.as.apiKey });
     expect(await lookup.json()).toMatchObject({ user: { id: t.member.id, login: 'member', phone: t.member.phone } });
 
     const outage = between(outcomes, stopBegan, readyAt);
@@ -396,17 +394,17 @@ describe('the database goes down under load and comes back', () => {
     // The load above left batched session touches whose flush failed while
     // the database was down. After it is back, a touch must reach the
     // database within the flush interval (1 s) as before.
-    const { token } = await app.services.applications.createSession(t.applicationId, t.outsider.id);
-    const lookup = () => fetch(`${base}/users/external/101.json`, { headers: { 'SVC-Token': token } }).then((r) => r.status);
+    const { token } = await service.app.services.applications.createSession(t.applicationId, t.outsider.id);
+    const lookup = () => fetch(`${service.baseUrl}/users/external/101.json`, { headers: { 'SVC-Token': token } }).then((r) => r.status);
     expect(await lookup()).toBe(200); // checked: written at once
     await sleep(100);
     const touchedAt = Date.now();
     expect(await lookup()).toBe(200); // cached: written by the next flush
     await sleep(2_500);
-    const user = await db.prisma.user.findUniqueOrThrow({ where: { id: t.outsider.id } });
+    const user = await service.db.prisma.user.findUniqueOrThrow({ where: { id: t.outsider.id } });
     expect(user.lastRequestAt?.getTime()).toBeGreaterThanOrEqual(touchedAt);
     // And a flush now (what shutdown does) succeeds: the database is up.
-    await expect(app.services.auth.flush()).resolves.toBeUndefined();
+    await expect(service.app.services.auth.flush()).resolves.toBeUndefined();
   });
 });
 

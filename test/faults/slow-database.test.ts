@@ -11,16 +11,16 @@
 // (never the run's shared database: the lock would stall the other test
 // files), else it is skipped, saying why. The pool-wait test runs everywhere,
 // on the run's database.
-import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Client, type PoolClient } from 'pg';
-import { type App, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { LONG, recordFigures } from '../support/figures';
 import { UNKNOWN } from '../support/messages';
 import { createPostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
 import { historyIds, seedTenant, type Tenant } from '../support/seed';
+import { startService } from '../support/service';
 
 const TIMEOUT_MS = 300;
 /** Concurrent requests in a burst. */
@@ -64,10 +64,9 @@ interface Target {
   t: Tenant;
 }
 
+/** The database stays the caller's: it closes it after the app (`target.app.close()`). */
 async function serve(db: Database): Promise<Target> {
-  const app = await createApp({ database: db });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+  const { app, baseUrl: base } = await startService({ database: db });
   const t = await seedTenant(app.services);
   await app.services.addressBook.upload(
     { kind: 'user', applicationId: t.applicationId, userId: t.owner.id, via: 'session' },

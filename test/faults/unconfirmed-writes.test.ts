@@ -15,14 +15,12 @@
 // database is an instance of this file's own (test/support/postgres-instance.ts),
 // whatever TEST_DATABASE_URL says; PGlite has no replication: skipped there.
 import { execFileSync } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { type App, createApp } from '../../src/app';
-import { clientBoundMs, type Database, openDatabase } from '../../src/db';
+import { clientBoundMs } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { MEMBER_PHONE } from '../support/address-book';
 import { createPostgresInstance, type PostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
-import { fetchResult, type HttpResult } from '../support/service';
+import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const STATEMENT_TIMEOUT_MS = 1_000;
@@ -39,9 +37,6 @@ jest.setTimeout(60_000);
 
 let instance: PostgresInstance;
 let admin: Client;
-let db: Database;
-let app: App;
-let base: string;
 let t: Tenant;
 
 beforeAll(async () => {
@@ -50,27 +45,35 @@ beforeAll(async () => {
   await instance.start();
   admin = new Client({ connectionString: instance.url });
   await admin.connect();
-  db = await openDatabase({ url: instance.url, migrate: true, statementTimeoutMs: STATEMENT_TIMEOUT_MS, poolMax: 4 });
-  // Credentials checked once are trusted for the whole file: the requests
-  // below meet the database only in their own statements.
-  app = await createApp({ database: db, auth: { cacheMs: 600_000 } });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
-  t = await seedTenant(app.services);
-  for (const headers of [t.as.owner, t.as.member]) expect((await rest('GET', '/address_book.json', headers)).status).toBe(200);
 }, 60_000);
-
+// The afterAll hooks run in this order: commits stop waiting, the service closes, the instance goes.
 afterAll(async () => {
   if (!available) return;
   await synchronousStandby(null).catch(() => {});
-  await app?.close().catch(() => {});
-  await db?.close().catch(() => {});
+});
+const service = useService(
+  () => ({
+    database: { url: instance.url, migrate: true, statementTimeoutMs: STATEMENT_TIMEOUT_MS, poolMax: 4 },
+    // Credentials checked once are trusted for the whole file: the requests
+    // below meet the database only in their own statements.
+    auth: { cacheMs: 600_000 },
+  }),
+  { skip: !available, ignoreCloseErrors: true },
+);
+afterAll(async () => {
+  if (!available) return;
   await admin?.end().catch(() => {});
   await instance?.destroy();
 });
 
+beforeAll(async () => {
+  if (!available) return;
+  t = await seedTenant(service.app.services);
+  for (const headers of [t.as.owner, t.as.member]) expect((await rest('GET', '/address_book.json', headers)).status).toBe(200);
+}, 60_000);
+
 const rest = (method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<HttpResult> =>
-  fetchResult(`${base}${path}`, {
+  fetchResult(`${service.baseUrl}${path}`, {
     method,
     headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -78,7 +81,7 @@ const rest = (method: string, path: string, headers: Record<string, string>, bod
   });
 
 const graphql = (query: string, headers: Record<string, string>): Promise<HttpResult> =>
-  fetchResult(`${base}/graphql`, {
+  fetchResult(`${service.baseUrl}/graphql`, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify({ query }),
@@ -128,7 +131,7 @@ maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and o
   // Two tenants: a backend waiting for the standby still holds its
   // transaction's locks (the REST delete's lock on its dialog), which the
   // GraphQL delete of a message of the same dialog would wait for.
-  const other = await seedTenant(app.services);
+  const other = await seedTenant(service.app.services);
   const m0 = t.messageIds[0]!;
   const m1 = other.messageIds[0]!;
   await synchronousStandby('ghost_standby');
@@ -149,7 +152,7 @@ maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and o
 maybe(
   'reads while the synchronous standby is missing answer normally: a credential check sliding its session is not a write the client asked for',
   async () => {
-    const { token } = await app.services.applications.createSession(t.applicationId, t.outsider.id);
+    const { token } = await service.app.services.applications.createSession(t.applicationId, t.outsider.id);
     await synchronousStandby('ghost_standby');
     try {
       // Not cached: the check slides the session, a write that would wait for the standby.
@@ -164,10 +167,8 @@ maybe(
 
 /** A service whose statement timeout outlasts the wait, so that the wait ends as the test ends it. */
 async function patientService(): Promise<{ upload(phone: string): Promise<HttpResult>; close(): Promise<void> }> {
-  const patient = await openDatabase({ url: instance.url, statementTimeoutMs: HANG_MS, poolMax: 2 });
-  const other = await createApp({ database: patient, auth: { cacheMs: 600_000 } });
-  await other.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const otherBase = `http://127.0.0.1:${(other.fastify.server.address() as AddressInfo).port}`;
+  const other = await startService({ database: { url: instance.url, statementTimeoutMs: HANG_MS, poolMax: 2 }, auth: { cacheMs: 600_000 } });
+  const otherBase = other.baseUrl;
   return {
     upload: (phone) =>
       fetchResult(`${otherBase}/address_book.json`, {
@@ -176,10 +177,7 @@ async function patientService(): Promise<{ upload(phone: string): Promise<HttpRe
         body: JSON.stringify({ contacts: [{ name: 'New', phone }] }),
         signal: AbortSignal.timeout(HANG_MS),
       }),
-    close: async () => {
-      await other.close();
-      await patient.close();
-    },
+    close: () => other.close(),
   };
 }
 
@@ -190,13 +188,13 @@ const ENDINGS = [
 
 for (const ending of ENDINGS) {
   maybe(`an upload whose wait for the synchronous standby is ended by ${ending.how} (${ending.as}) answers 503 WRITE_OUTCOME_UNKNOWN`, async () => {
-    const service = await patientService();
+    const patient = await patientService();
     let answer: HttpResult;
     try {
       // Its credentials checked (and cached) while commits still need no standby.
-      expect((await service.upload(`${ending.phone.slice(0, -1)}0`)).status).toBeLessThan(300);
+      expect((await patient.upload(`${ending.phone.slice(0, -1)}0`)).status).toBeLessThan(300);
       await synchronousStandby('ghost_standby');
-      const pending = service.upload(ending.phone);
+      const pending = patient.upload(ending.phone);
       let ended = 0;
       for (let i = 0; i < 500 && ended === 0; i++) {
         await sleep(20);
@@ -209,7 +207,7 @@ for (const ending of ENDINGS) {
       answer = await pending;
     } finally {
       await synchronousStandby(null);
-      await service.close();
+      await patient.close();
     }
     expect({ status: answer.status, body: answer.body }).toEqual({ status: 503, body: unknownOutcome });
     expect(await ownerPhones()).toContain(ending.phone);

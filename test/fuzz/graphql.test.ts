@@ -58,23 +58,22 @@ import {
   SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
-import type { TestService } from '../support/service';
+import { useService } from '../support/service';
 
-let service: TestService;
 let port: number;
 let tenants: [Tenant, Tenant];
 let useDisposableSessions: DisposableSessions;
 
+// Per address unbounded (every request comes from one); per login small and short, so 429 comes and goes.
+const service = useService(
+  { sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } },
+  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+);
 beforeAll(async () => {
-  // Per address unbounded (every request comes from one); per login small and short, so 429 comes and goes.
-  service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } });
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
   useDisposableSessions = disposableSessions(service, tenants);
 }, SERVICE_START_TIMEOUT_MS);
-afterAll(async () => {
-  await service?.close();
-});
 
 // ---------------------------------------------------------------------------
 // Documents, as lists of parts (Repeat parts keep counterexamples short).

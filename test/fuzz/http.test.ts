@@ -72,9 +72,8 @@ import {
   SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
-import type { TestService } from '../support/service';
+import { useService } from '../support/service';
 
-let service: TestService;
 let port: number;
 /** The service's cap on one user's live sessions (SESSIONS_PER_USER_MAX). */
 const SESSIONS_PER_USER = 20;
@@ -84,18 +83,19 @@ let tenants: [Tenant, Tenant];
 /** Replaces the tenants' shared tokens in a request that would end or change its session (test/support/fuzz.ts). */
 let useDisposableSessions: DisposableSessions;
 
+// Failed-password budgets that a run reaches now and then (429) and that
+// open again within seconds, so that right passwords keep being tried;
+// per address unbounded, as every request comes from one address.
+// A cap on a user's sessions that a run reaches (an owner gets a session,
+// disposable ones included, every fifty requests or so: a default run ends
+// one or two sessions by it, sessionsEndedByCap in the figures; CI's long
+// run once met the default 100 at request 5,160), so that a creation past
+// it, which ends the user's least recently used session, is checked.
+const service = useService(
+  { sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } },
+  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+);
 beforeAll(async () => {
-  // Failed-password budgets that a run reaches now and then (429) and that
-  // open again within seconds, so that right passwords keep being tried;
-  // per address unbounded, as every request comes from one address.
-  // A cap on a user's sessions that a run reaches (an owner gets a session,
-  // disposable ones included, every fifty requests or so: a default run ends
-  // one or two sessions by it, sessionsEndedByCap in the figures; CI's long
-  // run once met the default 100 at request 5,160), so that a creation past
-  // it, which ends the user's least recently used session, is checked.
-  service = await startIsolatedService({
-    sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } },
-  });
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
   // The tenants' shared sessions expire a year on, after any session a run
@@ -115,9 +115,6 @@ beforeAll(async () => {
   }
   useDisposableSessions = disposableSessions(service, tenants);
 }, SERVICE_START_TIMEOUT_MS);
-afterAll(async () => {
-  await service?.close();
-});
 
 // ---------------------------------------------------------------------------
 // Request descriptors: what fast-check generates, shrinks and prints. Large

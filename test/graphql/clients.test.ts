@@ -9,19 +9,15 @@ import { cacheExchange, Client, fetchExchange } from '@urql/core';
 import { GraphQLClient } from 'graphql-request';
 import { DeleteMessages, UserByExternalId } from '../../examples/frontend/src/operations';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
-let service: TestService;
 let tenant: Tenant;
 let endpoint: string;
 
+const service = useService();
 beforeAll(async () => {
-  service = await startService();
   tenant = await seedTenant(service.app.services);
   endpoint = `${service.baseUrl}/graphql`;
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 /** fetch as the clients call it, with the method and URL of each request noted. */

@@ -5,16 +5,12 @@
 // three times and every answer compared with the first, while the execution
 // counters say which executor answered.
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
-let service: TestService;
 let t: Tenant;
+const service = useService();
 beforeAll(async () => {
-  service = await startService();
   t = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 const LOOKUP = `query Lookup($id: Int!) {

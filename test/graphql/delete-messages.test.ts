@@ -6,17 +6,11 @@
 // malformed requests).
 import { MESSAGES } from '../../src/errors';
 import { graphqlSurface } from '../behaviour/surfaces';
-import { type GraphQLResult, startService, type TestService } from '../support/service';
+import { type GraphQLResult, useService } from '../support/service';
 import { expectUntouched, UNKNOWN } from '../support/messages';
 import { seedTenant } from '../support/seed';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 const DELETE = /* GraphQL */ `
   mutation DeleteMessages($ids: [ID!]!, $force: Boolean) {

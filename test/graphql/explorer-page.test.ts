@@ -4,37 +4,30 @@
 // GraphQL requests on /graphql are untouched, and that its example operations
 // run as they are against the demo data.
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type App, createApp } from '../../src/app';
 import { prepareDemo } from '../../src/demo/seed';
 import { EXPLORER_EXAMPLES, prefersHtml } from '../../src/http/explorer';
-import { startService, type TestService } from '../support/service';
+import { type ServiceOptions, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 /** What Chromium sends when navigating to a page. */
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8';
 const MEMBER_QUERY = '{ userByExternalId(externalUserId: 102) { login externalUserId } }';
 
-let service: TestService;
+const service = useService();
 let tenant: Tenant;
 beforeAll(async () => {
-  service = await startService();
   tenant = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service.close();
 });
 
 /** Another app over the same database, listening on a port of its own. */
-async function startApp(options: Omit<Parameters<typeof createApp>[0], 'database'>) {
-  const app: App = await createApp({ database: service.db, ...options });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const baseUrl = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+async function startApp(options: Omit<ServiceOptions, 'database'>) {
+  const other = await service.start(options);
+  const { baseUrl } = other;
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const response = await fetch(`${baseUrl}${path}`, { headers });
     return { status: response.status, headers: response.headers, text: await response.text() };
   };
-  return { app, baseUrl, get };
+  return { baseUrl, get, close: () => other.close() };
 }
 
 const isPage = (text: string) => text.includes('<div id="root">') && text.includes('renderYogaGraphiQL');
@@ -177,7 +170,7 @@ describe('prefersHtml', () => {
 describe('explorer options', () => {
   test('default headers are filled into the page, read on each load', async () => {
     let headers: Record<string, string> = { 'SVC-Token': 'first-token' };
-    const { app, get } = await startApp({ explorer: { enabled: true, defaultHeaders: () => headers } });
+    const { get, close } = await startApp({ explorer: { enabled: true, defaultHeaders: () => headers } });
     try {
       const first = await get('/playground');
       expect(pageOptions(first.text).headers).toBe('{\n  "SVC-Token": "first-token"\n}');
@@ -189,12 +182,12 @@ describe('explorer options', () => {
       expect([first.headers.get('cache-control'), second.headers.get('cache-control')]).toEqual(['no-store', 'no-store']);
       expect(second.headers.get('etag')).toBeNull();
     } finally {
-      await app.close();
+      await close();
     }
   });
 
   test('a default header value cannot end the page script', async () => {
-    const { app, get } = await startApp({
+    const { get, close } = await startApp({
       explorer: { enabled: true, defaultHeaders: () => ({ 'SVC-Token': '</script><script>alert(1)</script>' }) },
     });
     try {
@@ -204,12 +197,12 @@ describe('explorer options', () => {
       // The script still reads the value as it was given.
       expect(JSON.parse(pageOptions(res.text).headers)).toEqual({ 'SVC-Token': '</script><script>alert(1)</script>' });
     } finally {
-      await app.close();
+      await close();
     }
   });
 
   test('disabled: /playground and the /graphql page answer 404 as unknown paths do; GraphQL still works', async () => {
-    const { app, baseUrl, get } = await startApp({ explorer: { enabled: false } });
+    const { baseUrl, get, close } = await startApp({ explorer: { enabled: false } });
     try {
       const playground = await get('/playground');
       expect(playground.status).toBe(404);
@@ -226,7 +219,7 @@ describe('explorer options', () => {
       expect(post.status).toBe(200);
       expect(await post.json()).toEqual({ data: { userByExternalId: { login: 'member', externalUserId: 102 } } });
     } finally {
-      await app.close();
+      await close();
     }
   });
 });

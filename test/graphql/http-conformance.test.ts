@@ -3,7 +3,7 @@
 // SHOULD and MAY audits that fail are listed below with the reason; exactly
 // those may fail, so a new warning, or one that goes away, fails the suite.
 import { type AuditResult, serverAudits } from 'graphql-http';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
 /** Non-MUST audits that fail, by audit id, and why. Apollo's CSRF prevention stays on. */
 const expectedWarnings: Record<string, string> = {
@@ -26,20 +26,11 @@ const expectedWarnings: Record<string, string> = {
     "the Accept header (the audit's operation declares an unused variable: GRAPHQL_VALIDATION_FAILED).",
 };
 
-let service: TestService | undefined;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
+const service = useService();
 
 const audits = serverAudits({
-  // Read on each audit: the service's port is known only once beforeAll ran.
-  url: () => {
-    if (!service) throw new Error('the service is not running');
-    return `${service.baseUrl}/graphql`;
-  },
+  // Read on each audit: the service's port is known only once beforeAll ran (before, baseUrl throws).
+  url: () => `${service.baseUrl}/graphql`,
   fetchFn: fetch,
 });
 

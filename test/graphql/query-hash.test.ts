@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { queryHashStats, sha256Hex } from '../../src/graphql/query-hash';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -42,13 +42,7 @@ test('texts are remembered, and forgotten oldest first past the bound', () => {
 });
 
 describe('Apollo Server hashes through it', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService();
-  });
-  afterAll(async () => {
-    await service.close();
-  });
+  const service = useService();
 
   const post = (body: unknown) => service.rest('POST', '/graphql', { body });
 

@@ -6,20 +6,14 @@
 // REST answer it differs from.
 import { MESSAGES } from '../../src/errors';
 import { bookOf, contactCount, MEMBER_PHONE, OUTSIDER_PHONE } from '../support/address-book';
-import { startService, type GraphQLResult, type TestService } from '../support/service';
+import { type GraphQLResult, useService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
 const UPLOAD_ADDRESS_BOOK = `mutation UploadAddressBook($contacts: [ContactInput!]!, $udid: String, $force: Boolean) {
   uploadAddressBook(contacts: $contacts, udid: $udid, force: $force) { created updated deleted }
 }`;
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 async function gql(query: string, variables: Record<string, unknown>, headers: Record<string, string>): Promise<GraphQLResult> {
   const res = await service.graphql(query, variables, headers);

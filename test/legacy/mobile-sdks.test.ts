@@ -17,19 +17,15 @@
 import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 
-let service: TestService;
 let port: number;
 let t: Tenant;
 
+const service = useService();
 beforeAll(async () => {
-  service = await startService();
   port = Number(new URL(service.baseUrl).port);
   t = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 interface Raw {

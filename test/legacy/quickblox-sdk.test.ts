@@ -7,7 +7,7 @@
 // is patched; its HTTP goes out through its own node-fetch.
 import QB from 'quickblox';
 import { historyIds, seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { startService, useService } from '../support/service';
 import { localhostCertificate, type TestCertificate, trustInThisProcess } from '../support/tls';
 
 // The SDK's own typings are narrower than what it accepts and answers (e.g.
@@ -16,7 +16,6 @@ import { localhostCertificate, type TestCertificate, trustInThisProcess } from '
 type QuickBlox = any;
 type Callback<T> = (error: unknown, result: T) => void;
 
-let service: TestService;
 let endpoint: string;
 let t: Tenant;
 let certificate: TestCertificate;
@@ -24,12 +23,12 @@ let certificate: TestCertificate;
 beforeAll(async () => {
   certificate = await localhostCertificate();
   trustInThisProcess(certificate);
-  service = await startService({ https: certificate });
+});
+// Options read once the certificate is made (the beforeAll above).
+const service = useService(() => ({ https: certificate }));
+beforeAll(async () => {
   endpoint = new URL(service.baseUrl).host;
   t = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 // QB.init prints the platform (and, for a token client, an "accountKey is missing" warning).

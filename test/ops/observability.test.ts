@@ -1,46 +1,32 @@
 // One structured log line per request (request id, route or GraphQL operation,
 // status, duration) that never carries a credential; Prometheus metrics.
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { type App, createApp } from '../../src/app';
-import type { Database } from '../../src/db';
-import { openTestDatabase } from '../support/service';
+import { useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
-let database: Database;
-let app: App;
-let base: string;
 let tenant: Tenant;
 const lines: Record<string, unknown>[] = [];
 const raw: string[] = [];
+const stream = new Writable({
+  write(chunk, _encoding, done) {
+    for (const line of String(chunk).split('\n').filter(Boolean)) {
+      raw.push(line);
+      lines.push(JSON.parse(line));
+    }
+    done();
+  },
+});
+const service = useService({ logger: { level: 'info', stream } });
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) {
-        raw.push(line);
-        lines.push(JSON.parse(line));
-      }
-      done();
-    },
-  });
-  app = await createApp({ database, logger: { level: 'info', stream } });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
-  tenant = await seedTenant(app.services);
-});
-
-afterAll(async () => {
-  await app.close();
-  await database.close();
+  tenant = await seedTenant(service.app.services);
 });
 
 const requestLines = () => lines.filter((line) => line.msg === 'request');
 
 test('each request logs exactly one line with request id, route, status and duration', async () => {
   const before = requestLines().length;
-  const response = await fetch(`${base}/users/external/102.json`, {
+  const response = await fetch(`${service.baseUrl}/users/external/102.json`, {
     headers: { 'SVC-Token': tenant.ownerToken, 'X-Request-Id': 'trace-me-123' },
   });
   expect(response.status).toBe(200);
@@ -59,12 +45,12 @@ test('each request logs exactly one line with request id, route, status and dura
 
 test('GraphQL requests are logged with their operation, unknown paths as unmatched', async () => {
   const before = requestLines().length;
-  await fetch(`${base}/graphql`, {
+  await fetch(`${service.baseUrl}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'SVC-Token': tenant.ownerToken },
     body: JSON.stringify({ query: 'query Mine { registeredUsers { id } }' }),
   });
-  await fetch(`${base}/no/such/path`);
+  await fetch(`${service.baseUrl}/no/such/path`);
   await new Promise((resolve) => setImmediate(resolve));
   const logged = requestLines().slice(before);
   expect(logged).toEqual([
@@ -75,15 +61,15 @@ test('GraphQL requests are logged with their operation, unknown paths as unmatch
 
 test('no log line ever holds a token, an API key or a password', async () => {
   const secrets = [tenant.ownerToken, tenant.apiKey, tenant.appToken, 'password123'];
-  await fetch(`${base}/users/external/101.json?token=${tenant.memberToken}`, { headers: { Authorization: `ApiKey ${tenant.apiKey}` } });
-  await fetch(`${base}/users/external/101.json`, { headers: { 'SVC-Token': tenant.appToken } });
-  await fetch(`${base}/chat/Message/${tenant.messageIds[0]}.json`, { method: 'DELETE', headers: { 'SVC-Token': tenant.ownerToken } });
-  await fetch(`${base}/graphql`, {
+  await fetch(`${service.baseUrl}/users/external/101.json?token=${tenant.memberToken}`, { headers: { Authorization: `ApiKey ${tenant.apiKey}` } });
+  await fetch(`${service.baseUrl}/users/external/101.json`, { headers: { 'SVC-Token': tenant.appToken } });
+  await fetch(`${service.baseUrl}/chat/Message/${tenant.messageIds[0]}.json`, { method: 'DELETE', headers: { 'SVC-Token': tenant.ownerToken } });
+  await fetch(`${service.baseUrl}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', Authorization: `ApiKey ${tenant.apiKey}`, 'On-Behalf-Of': String(tenant.owner.id) },
     body: JSON.stringify({ query: '{ registeredUsers { id } }' }),
   });
-  await fetch(`${base}/address_book.json`, {
+  await fetch(`${service.baseUrl}/address_book.json`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'SVC-Token': tenant.ownerToken },
     body: '{bad json',
@@ -96,8 +82,8 @@ test('no log line ever holds a token, an API key or a password', async () => {
 });
 
 test('GET /metrics reports request counts and latency per route and operation, and the database pool', async () => {
-  await fetch(`${base}/users/external/102.json`, { headers: { 'SVC-Token': tenant.ownerToken } });
-  const response = await fetch(`${base}/metrics`);
+  await fetch(`${service.baseUrl}/users/external/102.json`, { headers: { 'SVC-Token': tenant.ownerToken } });
+  const response = await fetch(`${service.baseUrl}/metrics`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
   const text = await response.text();

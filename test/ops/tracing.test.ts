@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config';
 import { startTracing, startTracingFromConfig, type Tracing } from '../../src/tracing';
 import { traceLogFields } from '../../src/tracing/spans';
 import { seedTenant, type Tenant } from '../support/seed';
-import { startService, type TestService } from '../support/service';
+import { startService, useService } from '../support/service';
 
 const SERVICE_NAME = 'chat-user-service-under-test';
 
@@ -55,18 +55,19 @@ describe('with an in-memory exporter', () => {
   const exporter = new InMemorySpanExporter();
   const log = capturedLog();
   let tracing: Tracing;
-  let service: TestService;
   let tenant: Tenant;
 
-  beforeAll(async () => {
+  beforeAll(() => {
     // Before the database opens, as main does: its connections' statements are traced.
     tracing = startTracing({ exporter, serviceName: SERVICE_NAME, batch: false });
-    service = await startService({ logger: { level: 'info', stream: log.stream, mixin: traceLogFields } });
-    tenant = await seedTenant(service.app.services);
   });
+  // Declared between the tracing's hooks: started after it, closed before it is shut down.
+  const service = useService({ logger: { level: 'info', stream: log.stream, mixin: traceLogFields } });
   afterAll(async () => {
-    await service?.close();
     await tracing?.shutdown();
+  });
+  beforeAll(async () => {
+    tenant = await seedTenant(service.app.services);
   });
   beforeEach(() => exporter.reset());
 

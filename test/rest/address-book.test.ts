@@ -7,16 +7,10 @@
 // where GraphQL's input coercion would decide instead.
 import { bookOf, contactCount, MEMBER_PHONE, NAME_RULE, OUTSIDER_PHONE, PHONE_RULE, STRANGER_PHONE } from '../support/address-book';
 import { USER_FIELDS } from '../support/records';
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 const upload = (headers: Record<string, string>, body: unknown) => service.call('POST', '/address_book.json', { headers, body });
 

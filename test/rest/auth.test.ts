@@ -2,7 +2,7 @@
 // expiry, last_request_at, expired and unknown sessions, malformed or
 // conflicting credential headers, On-Behalf-Of, and never a 5xx.
 import { hashSecret } from '../../src/services/secrets';
-import { type RequestOptions, startService, type TestService } from '../support/service';
+import { type RequestOptions, useService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
 const TWO_HOURS_MS = 2 * 60 * 60 * 1000;
@@ -16,13 +16,7 @@ const ON_BEHALF_OF_WITHOUT_API_KEY = 'On-Behalf-Of is accepted only with Authori
 const ON_BEHALF_OF_UNKNOWN = 'On-Behalf-Of does not name a user of this application';
 const BOTH_CREDENTIALS = 'Send either SVC-Token or Authorization, not both';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 /** The object-shaped errors of the user lookup. */
 const lookup = (externalId: number, headers: Record<string, string>) => service.call('GET', `/users/external/${externalId}.json`, { headers });

@@ -4,17 +4,11 @@
 // exact JSON, the force flag as REST takes it (0/1 in a JSON or form body or
 // the query string, where GraphQL takes a Boolean), the body's parsing and
 // the path itself (its empty list, its .json suffix).
-import { type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
+import { type HttpResult, type RequestOptions, useService } from '../support/service';
 import { deletedForEveryone, expectUntouched, history, sorted, UNKNOWN } from '../support/messages';
 import { seedTenant } from '../support/seed';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 interface DeleteOptions extends Omit<RequestOptions, 'headers'> {
   /** Query string, without the "?". */

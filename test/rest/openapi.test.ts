@@ -6,27 +6,22 @@
 // schema the document gives for that route and status.
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { AddressInfo } from 'node:net';
-import { type App, createApp } from '../../src/app';
-import { type Database, openDatabase } from '../../src/db';
 import type { OpenApiDocument, Operation } from '../../src/rest/openapi';
 import { REST_ROUTES, type RestRoute } from '../../src/rest/routes';
-import { fetchResult, type HttpResult, type RequestOptions, startService, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, type RequestOptions, startService, useService } from '../support/service';
 import { createFullUser, seedTenant, type Tenant } from '../support/seed';
 import { restForm, signedSessionRequest } from '../support/sessions';
 import { requestHead, slowRequest } from '../support/slow-client';
 
-let service: TestService;
+const service = useService();
 /** A service whose body bound is short, for the 408s (a body that goes silent). */
-let stalling: TestService;
+const stalling = useService({ timeouts: { headersMs: 1_000, bodyIdleMs: 500, requestMs: 3_000, keepAliveMs: 1_000 } });
 let document: OpenApiDocument;
 let ajv: Ajv2020;
 const validators = new Map<string, ValidateFunction>();
 const DOCUMENT_ID = 'urn:openapi:rest';
 
 beforeAll(async () => {
-  service = await startService();
-  stalling = await startService({ timeouts: { headersMs: 1_000, bodyIdleMs: 500, requestMs: 3_000, keepAliveMs: 1_000 } });
   const res = await service.rest('GET', '/openapi.json');
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -39,10 +34,6 @@ beforeAll(async () => {
   for (const keyword of Object.keys(document).filter((key) => key !== 'components')) ajv.addKeyword(keyword);
   ajv.addKeyword('components');
   ajv.addSchema(document, DOCUMENT_ID);
-});
-afterAll(async () => {
-  await stalling?.close();
-  await service?.close();
 });
 
 const key = (route: RestRoute) => `${route.method} ${route.path}`;
@@ -369,14 +360,10 @@ describe.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s', (_name, r) => 
 
 describe('429, 500 and 503 on every route', () => {
   /** A second service over the same database, with budgets of one request. */
-  let limited: TestService;
+  const limited = useService({ rateLimit: { windowMs: 60_000, perCredential: 1, perAddress: 1_000 } });
   let t: Tenant;
   beforeAll(async () => {
-    limited = await startService({ rateLimit: { windowMs: 60_000, perCredential: 1, perAddress: 1_000 } });
     t = await seedTenant(service.app.services);
-  });
-  afterAll(async () => {
-    await limited?.close();
   });
 
   test.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s: the second request with one credential is 429 in the documented shape', async (_name, r) => {
@@ -418,19 +405,7 @@ describe('429, 500 and 503 on every route', () => {
 
   describe('503: the database cannot be reached', () => {
     // A service whose database is a PostgreSQL address that refuses connections.
-    let db: Database;
-    let app: App;
-    let baseUrl: string;
-    beforeAll(async () => {
-      db = await openDatabase({ url: 'postgres://postgres@127.0.0.1:1/unreachable', poolMax: 1, migrate: false });
-      app = await createApp({ database: db, metrics: false });
-      await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-      baseUrl = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
-    });
-    afterAll(async () => {
-      await app?.close();
-      await db?.close();
-    });
+    const unreachable = useService({ database: { url: 'postgres://postgres@127.0.0.1:1/unreachable', poolMax: 1, migrate: false }, metrics: false });
 
     test.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s answers 503 in its documented shape', async (_name, r) => {
       const ok = await OK[r.doc.operationId]!(t);
@@ -438,7 +413,7 @@ describe('429, 500 and 503 on every route', () => {
       const { body, form } = ok.options ?? {};
       if (body !== undefined) headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
       const payload = body === undefined ? undefined : form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);
-      expectDocumented(r, await fetchResult(`${baseUrl}${ok.path}`, { method: r.method, headers, body: payload }), 503);
+      expectDocumented(r, await fetchResult(`${unreachable.baseUrl}${ok.path}`, { method: r.method, headers, body: payload }), 503);
     });
   });
 });

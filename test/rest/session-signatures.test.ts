@@ -12,26 +12,25 @@ import { changedTables, diffDigests, digest } from '../support/digest';
 import { LONG } from '../support/figures';
 import { fuzzParameters, sessionAnswer, sessionBody, sessionInput, startIsolatedService, validNonce } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
-import type { TestService } from '../support/service';
+import { useService } from '../support/service';
 import { restForm, type SignedRequest, signedSessionRequest, type SignOptions } from '../support/sessions';
 
 /** A window shorter than the default hour, so that runs reach past it both ways within a few minutes of clock. */
 const WINDOW = 300;
 
-let service: TestService;
 /** The server's clock (ms) for session requests; undefined: the real one. */
 let clock: number | undefined;
 let tenants: [Tenant, Tenant];
 
-beforeAll(async () => {
-  service = await startIsolatedService({
+const service = useService(
+  {
     // Failed-password budgets out of the way: these properties are about signatures.
     sessions: { timestampWindowSeconds: WINDOW, now: () => clock ?? Date.now(), loginAttempts: { perLogin: 1e9, perAddress: 1e9 } },
-  });
+  },
+  { start: startIsolatedService },
+);
+beforeAll(async () => {
   tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
-});
-afterAll(async () => {
-  await service?.close();
 });
 beforeEach(() => {
   clock = undefined;

@@ -2,22 +2,17 @@
 // expiry header, the body encodings SDKs send, QuickBlox's session JSON, and
 // the configuration of the token headers. The rules themselves run on both
 // surfaces in test/behaviour/sessions.test.ts.
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { appOptionsFromConfig, createApp } from '../../src/app';
+import { appOptionsFromConfig } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { seedTenant, type Tenant } from '../support/seed';
 import { restForm, signedSessionRequest } from '../support/sessions';
-import { fetchResult, startService, type TestService } from '../support/service';
+import { fetchResult, startService, useService } from '../support/service';
 
-let service: TestService;
+const service = useService();
 let t: Tenant;
 beforeAll(async () => {
-  service = await startService();
   t = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 /** QuickBlox's Rails form, the one its JavaScript SDK can parse: "2026-11-23 20:00:00 UTC". */
@@ -207,15 +202,13 @@ describe('POST /session.json bodies', () => {
 
 test('a service started with another SECRETS_KEY than the one that sealed a secret answers 500 without detail, and stores nothing', async () => {
   // A second app over the same database (the embedded one is per service otherwise), with another key.
-  const other = await createApp({ database: service.db, secretsKey: Buffer.alloc(32, 9) });
+  const other = await service.start({ secretsKey: Buffer.alloc(32, 9) });
   try {
-    await other.fastify.listen({ host: '127.0.0.1', port: 0 });
-    const port = (other.fastify.server.address() as AddressInfo).port;
     // t's secret was sealed by `service`, whose key is another.
     // t's application alone: other test files add sessions to a shared server database meanwhile.
     const count = async () => (await service.db.pool.query('SELECT count(*)::int AS n FROM sessions WHERE application_id = $1', [t.applicationId])).rows[0].n;
     const before = await count();
-    const raw = await fetchResult(`http://127.0.0.1:${port}/session.json`, {
+    const raw = await fetchResult(`${other.baseUrl}/session.json`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams(restForm(signedSessionRequest(t))).toString(),

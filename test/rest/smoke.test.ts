@@ -1,13 +1,7 @@
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 test('a user looks up another user of the application by external id', async () => {
   const t = await seedTenant(service.app.services);

@@ -3,16 +3,10 @@
 // are written once for both surfaces in test/behaviour/users.test.ts; here are
 // the JSON around the record, the path value as text, the lookup's three error
 // bodies written out, and paths that are not the lookup.
-import { startService, type TestService } from '../support/service';
+import { useService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service.close();
-});
+const service = useService();
 
 const lookup = (externalId: string | number, headers: Record<string, string> = {}) => service.call('GET', `/users/external/${externalId}.json`, { headers });
 

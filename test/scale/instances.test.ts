@@ -4,15 +4,14 @@
 // RATE_LIMIT_ON_STORE_ERROR says; a session ended on one instance is refused
 // by the other within 1 s (Redis pub/sub, or LISTEN/NOTIFY without Redis on a
 // PostgreSQL server).
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { type App, type AppOptions, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { publisher } from '../../src/scale/revocations';
 import { createServices } from '../../src/services';
-import { fetchResult, type HttpResult, openTestDatabase } from '../support/service';
+import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -20,7 +19,7 @@ const PREFIX = `chatsvc-test:${process.pid}:${Date.now()}:`;
 
 let database: Database;
 let redis: SharedRedis | undefined;
-const apps: App[] = [];
+const started: TestService[] = [];
 const extraRedis: SharedRedis[] = [];
 
 /** Whether Redis answers at all: the Redis tests skip, saying so, when it does not. */
@@ -45,7 +44,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const app of apps) await app.close();
+  for (const one of started) await one.close();
   if (redis) {
     // Leave nothing of this run in the shared Redis.
     const keys = await redis.client.keys(`${PREFIX}*`);
@@ -58,15 +57,15 @@ afterAll(async () => {
 
 interface Instance {
   app: App;
+  base: string;
   rest(method: string, path: string, headers?: Record<string, string>): Promise<HttpResult>;
 }
 
-async function instance(options: Omit<AppOptions, 'database'>): Promise<Instance> {
-  const app = await createApp({ ...options, database });
-  apps.push(app);
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
-  return { app, rest: (method, path, headers = {}) => fetchResult(`${base}${path}`, { method, headers }) };
+async function instance(options: Omit<ServiceOptions, 'database'>): Promise<Instance> {
+  const one = await startService({ ...options, database });
+  started.push(one);
+  const { app, baseUrl: base } = one;
+  return { app, base, rest: (method, path, headers = {}) => fetchResult(`${base}${path}`, { method, headers }) };
 }
 
 const withRedis = (name: string, fn: () => Promise<void>) =>
@@ -199,7 +198,7 @@ withRedis('the failed-password budget is one budget across instances', async () 
   const [a, b] = [await instance(options), await instance(options)];
   const tenant = await seedTenant(a.app.services);
   const attempt = (at: Instance) =>
-    fetchResult(`http://127.0.0.1:${(at.app.fastify.server.address() as AddressInfo).port}/login.json`, {
+    fetchResult(`${at.base}/login.json`, {
       method: 'POST',
       headers: { ...tenant.as.app, 'content-type': 'application/json' },
       body: JSON.stringify({ login: 'owner', password: 'wrong password' }),

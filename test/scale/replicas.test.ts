@@ -4,15 +4,14 @@
 // a caller's upload on instance A is seen by their next read on instance B
 // (read-your-writes across instances, positions shared through Redis); a
 // replica that goes away is skipped, never an error.
-import type { AddressInfo } from 'node:net';
-import { type App, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
 import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
 import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE } from '../support/address-book';
-import { fetchResult, type HttpResult } from '../support/service';
+import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -26,7 +25,7 @@ let standby: Cluster | undefined;
 let database: Database;
 let redis: SharedRedis | undefined;
 const replicas: ReadReplicas[] = [];
-const apps: App[] = [];
+const started: TestService[] = [];
 
 beforeAll(async () => {
   if (!available.ok) return;
@@ -41,7 +40,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const app of apps) await app.close();
+  for (const one of started) await one.close();
   for (const reads of replicas) await reads.close();
   if (redis) {
     const keys = await redis.client.keys(`${PREFIX}*`);
@@ -63,10 +62,9 @@ async function instance(waitMs = 1_000): Promise<Instance> {
   const reads = new ReadReplicas({ urls: [standby!.url], primary: database.pool, redis, maxLagMs: 5_000, waitMs, poolMax: 4 });
   replicas.push(reads);
   await reads.start();
-  const app = await createApp({ database, reads, redis });
-  apps.push(app);
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+  const one = await startService({ database, reads, redis });
+  started.push(one);
+  const { app, baseUrl: base } = one;
   return {
     app,
     reads,

@@ -11,9 +11,8 @@
 //   replay position: it does not have B's writes.
 // - A write that reaches a standby (a demoted primary the load balancer still
 //   routes to for a moment) answers 503, not 500, and that connection is dropped.
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { type App, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
@@ -21,7 +20,7 @@ import { parseLsn, ReadReplicas } from '../../src/scale/replicas';
 import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
 import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE, STRANGER_PHONE } from '../support/address-book';
-import { fetchResult, type HttpResult } from '../support/service';
+import { fetchResult, type HttpResult, startService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -104,10 +103,9 @@ async function instance(database: Database, replica: Cluster): Promise<Instance>
   const reads = new ReadReplicas({ urls: [replica.url], primary: database.pool, redis, maxLagMs: 60_000, waitMs: WAIT_MS, poolMax: 2 });
   closers.push(() => reads.close());
   await reads.start();
-  const app = await createApp({ database, reads, redis });
-  closers.push(() => app.close());
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+  const one = await startService({ database, reads, redis });
+  closers.push(() => one.close());
+  const { app, baseUrl: base } = one;
   return {
     app,
     reads,
@@ -182,10 +180,9 @@ maybe('a write that reaches a standby (a demoted primary the load balancer still
   await failover();
   const onStandby = await openDatabase({ url: C.url, migrate: false, poolMax: 1 });
   closers.push(() => onStandby.close());
-  const app = await createApp({ database: onStandby });
-  closers.push(() => app.close());
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+  const one = await startService({ database: onStandby });
+  closers.push(() => one.close());
+  const base = one.baseUrl;
   // Its credential check slides the session: a write, refused by the standby (25006).
   const res = await fetchResult(`${base}/chat/Message/${before.messageIds[0]}.json`, { method: 'DELETE', headers: before.as.owner });
   expect({ status: res.status, body: res.body }).toEqual({ status: 503, body: { errors: [MESSAGES.databaseUnavailable] } });

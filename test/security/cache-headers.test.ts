@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config';
 import { appOptionsFromConfig } from '../../src/app';
 import type { OpenApiDocument } from '../../src/rest/openapi';
 import { ConfigError } from '../../src/config';
-import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -20,16 +20,12 @@ const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 const PUBLIC = new Set(['/openapi.json', '/schema.graphql', '/playground']);
 const LIVE = new Set(['/healthz', '/readyz', '/metrics']);
 
-let service: TestService;
 let t: Tenant;
 
+// CORS on: its Vary: Origin must survive beside the credential headers.
+const service = useService({ security: { corsOrigins: ['https://app.example'] }, sessionTokenHeaders: ['svc-token', 'qb-token', 'x-app-token'] });
 beforeAll(async () => {
-  // CORS on: its Vary: Origin must survive beside the credential headers.
-  service = await startService({ security: { corsOrigins: ['https://app.example'] }, sessionTokenHeaders: ['svc-token', 'qb-token', 'x-app-token'] });
   t = await seedTenant(service.app.services);
-});
-afterAll(async () => {
-  await service?.close();
 });
 
 /** Every method and path the service routes, from Fastify's own table. */

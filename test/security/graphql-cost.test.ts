@@ -9,17 +9,16 @@ import { COST_LIMITS } from '../../src/graphql/cost';
 import { recordFigures } from '../support/figures';
 import { expectUntouched, unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
-import { type GraphQLResult, startService, type TestService } from '../support/service';
+import { type GraphQLResult, useService } from '../support/service';
 
-let service: TestService;
 let t: Tenant;
 const figures: Record<string, unknown> = { limits: COST_LIMITS };
 
 /** Users the owner's global book matches (and device "big"'s). */
 const BOOK = 400;
 
+const service = useService();
 beforeAll(async () => {
-  service = await startService();
   t = await seedTenant(service.app.services);
   // BOOK users with phones, written directly (a scrypt hash per user through
   // the service would take minutes); the owner's books list their phones.
@@ -38,7 +37,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   recordFigures('graphql-cost', figures);
-  await service?.close();
 });
 
 const gql = (query: string, variables?: Record<string, unknown>) => service.graphql(query, variables, t.as.owner);

@@ -39,14 +39,13 @@ import { GRAPHQL_LIMITS } from '../../src/graphql/limits';
 import { buildSchema } from '../../src/graphql/schema';
 import { EXPLORER_EXAMPLES } from '../../src/http/explorer';
 import { recordFigures } from '../support/figures';
-import { type GraphQLResult, startService, type TestService } from '../support/service';
+import { type GraphQLResult, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 import { signedSessionRequest } from '../support/sessions';
 
-let service: TestService;
 let tenant: Tenant;
+const service = useService();
 beforeAll(async () => {
-  service = await startService();
   tenant = await seedTenant(service.app.services);
   // The README's and the explorer's examples look up external id 1002: give the tenant one.
   await service.app.services.users.create({
@@ -59,7 +58,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   recordFigures('graphql-limits', figures);
-  await service.close();
 });
 
 const figures: Record<string, unknown> = { limits: GRAPHQL_LIMITS, boundaries: {}, realOperations: [] };

@@ -19,7 +19,7 @@ import { LIMITS } from '../../src/services/validate';
 import { type Credentials, SURFACES, type Surface, surfaceOf, value } from '../behaviour/surfaces';
 import { recordFigures } from '../support/figures';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, startService, type TestService, useService } from '../support/service';
 import { restForm, signedSessionRequest } from '../support/sessions';
 
 const figures: Record<string, unknown> = {};
@@ -279,13 +279,7 @@ describe('bounded memory per client', () => {
 });
 
 describe('every input measured against its maximum, in characters (code points)', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
+  const service = useService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
   const seed = () => seedTenant(service.app.services);
   /** One character past 255 made of emoji: 256 code points, 512 UTF-16 units. */
   const emoji = (count: number) => '😀'.repeat(count);
@@ -378,13 +372,7 @@ describe('every input measured against its maximum, in characters (code points)'
 });
 
 describe('parameters named like Object.prototype’s members are ordinary unknown parameters', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService();
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
+  const service = useService();
   const seed = () => seedTenant(service.app.services);
   const NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
   const sessions = async (t: Tenant) =>

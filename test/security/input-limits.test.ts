@@ -16,7 +16,7 @@
 import { contactCount, MEMBER_PHONE } from '../support/address-book';
 import { expectUntouched, history, sorted, UNKNOWN } from '../support/messages';
 import { recordFigures } from '../support/figures';
-import { fetchResult, type GraphQLResult, type HttpResult, startService, type TestService } from '../support/service';
+import { fetchResult, type GraphQLResult, type HttpResult, type TestService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const MiB2 = 2 * 1024 * 1024;
@@ -30,13 +30,9 @@ const UPLOAD = `mutation Upload($contacts: [ContactInput!]!, $udid: String, $for
   uploadAddressBook(contacts: $contacts, udid: $udid, force: $force) { created updated deleted }
 }`;
 
-let service: TestService;
-beforeAll(async () => {
-  service = await startService();
-});
+const service = useService();
 afterAll(async () => {
   recordFigures('input-limits', figures);
-  await service.close();
 });
 
 const figures: Record<string, unknown> = {};

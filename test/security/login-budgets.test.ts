@@ -7,9 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
-import { type App, type AppOptions, createApp } from '../../src/app';
 import { MESSAGES } from '../../src/errors';
 import { LoginAttempts, subjects, TRACKED_KEYS } from '../../src/services/login-attempts';
 import { LIMITS } from '../../src/services/validate';
@@ -17,7 +15,7 @@ import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { SURFACES, type Surface, surfaceOf, value } from '../behaviour/surfaces';
 import { recordFigures } from '../support/figures';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fetchResult, type HttpResult, openTestDatabase, startService, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService, useService } from '../support/service';
 import { restForm, signedSessionRequest } from '../support/sessions';
 
 /** Failures allowed per account (and per unknown name) in these tests. */
@@ -25,17 +23,10 @@ const PER_ACCOUNT = 4;
 const RIGHT = 'password123';
 const TOO_MANY = /^Too many requests: retry in \d+ s$/;
 
-let service: TestService;
+// A budget per address far from reach: each test here spends its own account's.
+const service = useService({ sessions: { loginAttempts: { perLogin: PER_ACCOUNT, perAddress: 10_000, windowMs: 60_000 } } });
 const figures: Record<string, unknown> = {};
-
-beforeAll(async () => {
-  // A budget per address far from reach: each test here spends its own account's.
-  service = await startService({ sessions: { loginAttempts: { perLogin: PER_ACCOUNT, perAddress: 10_000, windowMs: 60_000 } } });
-});
-afterAll(async () => {
-  recordFigures('login-budgets', figures);
-  await service?.close();
-});
+afterAll(() => recordFigures('login-budgets', figures));
 
 const seed = () => seedTenant(service.app.services);
 const token = (session: { token: string }) => ({ 'SVC-Token': session.token });
@@ -168,15 +159,9 @@ test('the in-memory budgets keep at most 50,000 windows of a fixed size, whateve
 
 describe('per client address (behind a proxy: TRUST_PROXY)', () => {
   const PER_ADDRESS = 5;
-  let proxied: TestService;
-  beforeAll(async () => {
-    proxied = await startService({
-      trustProxy: true,
-      sessions: { loginAttempts: { perLogin: 1_000, perAddress: PER_ADDRESS, windowMs: 60_000 } },
-    });
-  });
-  afterAll(async () => {
-    await proxied?.close();
+  const proxied = useService({
+    trustProxy: true,
+    sessions: { loginAttempts: { perLogin: 1_000, perAddress: PER_ADDRESS, windowMs: 60_000 } },
   });
 
   const login = (t: Tenant, appToken: string, from: string, credentials: Record<string, string>) =>
@@ -211,7 +196,7 @@ describe('with Redis, shared by instances', () => {
   const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const PREFIX = `chatsvc-test-budgets:${process.pid}:${Date.now()}:`;
   let redis: SharedRedis | undefined;
-  const apps: App[] = [];
+  const started: TestService[] = [];
   let database: Awaited<ReturnType<typeof openTestDatabase>>;
 
   beforeAll(async () => {
@@ -229,7 +214,7 @@ describe('with Redis, shared by instances', () => {
     }
   });
   afterAll(async () => {
-    for (const app of apps) await app.close();
+    for (const one of started) await one.close();
     if (redis) {
       const keys = await redis.client.keys(`${PREFIX}*`);
       if (keys.length > 0) await redis.client.del(...keys);
@@ -238,11 +223,10 @@ describe('with Redis, shared by instances', () => {
     await database?.close();
   });
 
-  async function instance(options: Omit<AppOptions, 'database'>) {
-    const app = await createApp({ ...options, database });
-    apps.push(app);
-    await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-    const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+  async function instance(options: Omit<ServiceOptions, 'database'>) {
+    const one = await startService({ ...options, database });
+    started.push(one);
+    const { app, baseUrl: base } = one;
     return {
       app,
       login: (headers: Record<string, string>, body: Record<string, string>): Promise<HttpResult> =>

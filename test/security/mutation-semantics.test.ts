@@ -11,19 +11,15 @@ import { MESSAGES } from '../../src/errors';
 import { recordFigures } from '../support/figures';
 import { deletedForEveryone, history, sorted } from '../support/messages';
 import { seedTenant } from '../support/seed';
-import { type GraphQLResult, startService, type TestService } from '../support/service';
+import { type GraphQLResult, useService } from '../support/service';
 
-let service: TestService;
 const figures: Record<string, unknown> = {};
 
-beforeAll(async () => {
-  // Failed-password budgets far from reach: the compiled executor's twelve
-  // logins per send must reach the right password for the attack to show.
-  service = await startService({ sessions: { loginAttempts: { perLogin: 1_000, perAddress: 1_000, windowMs: 60_000 } } });
-});
+// Failed-password budgets far from reach: the compiled executor's twelve
+// logins per send must reach the right password for the attack to show.
+const service = useService({ sessions: { loginAttempts: { perLogin: 1_000, perAddress: 1_000, windowMs: 60_000 } } });
 afterAll(async () => {
   recordFigures('mutation-semantics', figures);
-  await service?.close();
 });
 
 const SENDS = 4;

@@ -7,33 +7,31 @@
 // Elsewhere: the explorer page's own headers in development and the explorer
 // switched off by option (test/graphql/explorer-page.test.ts); the defaults of the
 // older variables and their refusals (test/ops/lifecycle.test.ts).
-import type { AddressInfo } from 'node:net';
 import { getIntrospectionQuery } from 'graphql';
-import { type App, type AppOptions, appOptionsFromConfig, createApp } from '../../src/app';
+import { type App, appOptionsFromConfig } from '../../src/app';
 import { ConfigError, loadConfig } from '../../src/config';
 import { type Database, openDatabase } from '../../src/db';
 import { recordFigures } from '../support/figures';
-import { fetchResult, type GraphQLResult, type HttpResult, startService, type TestService } from '../support/service';
+import { fetchResult, type GraphQLResult, type HttpResult, type ServiceOptions, startService, type TestService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
-let service: TestService;
+const service = useService(appOptionsFromConfig(loadConfig({ NODE_ENV: 'production' })));
 let tenant: Tenant;
-const others: { app: App; database?: Database }[] = [];
+/** Apps over a database of a test's own (closed by the test, which may leave it open). */
+const others: { other: TestService; database: Database }[] = [];
 /** Every response of this file, for the stack-trace sweep at the end. */
 const seen: { what: string; res: HttpResult }[] = [];
 
 beforeAll(async () => {
-  service = await startService(appOptionsFromConfig(loadConfig({ NODE_ENV: 'production' })));
   tenant = await seedTenant(service.app.services);
 });
 afterAll(async () => {
-  for (const { app, database } of others) {
-    await app.close();
-    await database?.close().catch(() => {});
+  for (const { other, database } of others) {
+    await other.close();
+    await database.close().catch(() => {});
   }
-  await service.close();
 });
 
 interface Client {
@@ -62,11 +60,15 @@ function client(baseUrl: string): Client {
 const prod = () => client(service.baseUrl);
 
 /** Another app over `database` (default: the test database) with these options. */
-async function serve(options: Omit<AppOptions, 'database'>, database: Database = service.db): Promise<Client & { app: App }> {
-  const app = await createApp({ ...options, database });
-  others.push({ app, ...(database === service.db ? {} : { database }) });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  return { app, ...client(`http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`) };
+async function serve(options: Omit<ServiceOptions, 'database'>, database?: Database): Promise<Client & { app: App }> {
+  let other: TestService;
+  if (database) {
+    other = await startService({ ...options, database });
+    others.push({ other, database });
+  } else {
+    other = await service.start(options);
+  }
+  return { app: other.app, ...client(other.baseUrl) };
 }
 
 const production = (env: Record<string, string> = {}) => appOptionsFromConfig(loadConfig({ NODE_ENV: 'production', ...env }));

@@ -5,15 +5,14 @@
 // shape of the route; the window's end lifts it; probes are never limited;
 // with the limits off nothing is ever 429; X-Forwarded-For counts only when
 // TRUST_PROXY says the proxy in front is ours.
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { type App, type AppOptions, appOptionsFromConfig, createApp } from '../../src/app';
+import { type App, appOptionsFromConfig } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Database } from '../../src/db';
 import { contactCount, MEMBER_PHONE } from '../support/address-book';
 import { expectUntouched } from '../support/messages';
 import { recordFigures } from '../support/figures';
-import { fetchResult, type GraphQLResult, type HttpResult, openTestDatabase, type TestService } from '../support/service';
+import { fetchResult, type GraphQLResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant } from '../support/seed';
 
 /** Windows no burst of these tests outlasts, however slow the machine. */
@@ -22,7 +21,7 @@ const WINDOW_MS = 60_000;
 const SHORT_WINDOW_MS = 2_000;
 
 let database: Database;
-const apps: App[] = [];
+const started: TestService[] = [];
 const figures: Record<string, unknown> = {};
 
 beforeAll(async () => {
@@ -30,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   recordFigures('rate-limits', figures);
-  for (const app of apps) await app.close();
+  for (const one of started) await one.close();
   await database?.close();
 });
 
@@ -41,11 +40,10 @@ interface Served {
 }
 
 /** An app with these options over the test database, on a port of its own. */
-async function serve(options: Omit<AppOptions, 'database'>): Promise<Served> {
-  const app = await createApp({ ...options, database });
-  apps.push(app);
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+async function serve(options: Omit<ServiceOptions, 'database'>): Promise<Served> {
+  const one = await startService({ ...options, database });
+  started.push(one);
+  const { app, baseUrl: base } = one;
   const rest: Served['rest'] = (method, path, { headers = {}, body } = {}) =>
     fetchResult(`${base}${path}`, {
       method,
@@ -62,7 +60,7 @@ async function serve(options: Omit<AppOptions, 'database'>): Promise<Served> {
 /** What the support helpers that read the database need of a TestService. */
 const asTestService = (served: Served) => ({ db: database, app: served.app }) as unknown as TestService;
 
-const limited = (perCredential: number, perAddress: number): Omit<AppOptions, 'database'> => ({
+const limited = (perCredential: number, perAddress: number): Omit<ServiceOptions, 'database'> => ({
   rateLimit: { windowMs: WINDOW_MS, perCredential, perAddress },
 });
 

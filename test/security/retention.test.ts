@@ -8,36 +8,23 @@
 //
 // On a PostgreSQL server this file runs on a database of its own: the sweeper
 // removes whatever is due in the whole database, other files' rows included.
-import type { AddressInfo } from 'node:net';
-import { type App, type AppOptions, createApp } from '../../src/app';
 import { recordFigures } from '../support/figures';
 import { startIsolatedService } from '../support/fuzz';
 import { history } from '../support/messages';
 import { seedTenant } from '../support/seed';
-import type { TestService } from '../support/service';
+import { type ServiceOptions, useService } from '../support/service';
 
 jest.setTimeout(120_000);
 
-let service: TestService;
-const apps: App[] = [];
+const service = useService({}, { start: startIsolatedService });
 const figures: Record<string, unknown> = {};
-beforeAll(async () => {
-  service = await startIsolatedService();
-});
-afterAll(async () => {
-  recordFigures('retention', figures);
-  for (const app of apps) await app.close();
-  await service?.close();
-});
+afterAll(() => recordFigures('retention', figures));
 
 const seed = () => seedTenant(service.app.services);
 
 /** Another app over the file's database, with these options (a retention), listening on a free port. */
-async function startApp(options: Omit<Partial<AppOptions>, 'database'>): Promise<string> {
-  const app = await createApp({ ...options, database: service.db });
-  apps.push(app);
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  return `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+async function startApp(options: Omit<ServiceOptions, 'database'>): Promise<string> {
+  return (await service.start(options)).baseUrl;
 }
 
 interface StoredMessage {

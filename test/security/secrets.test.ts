@@ -11,14 +11,13 @@
 // how long a cached credential is honoured. This file logs at trace level with
 // main's redact setting, through every route, credential kind and failure path.
 import { createHash, randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { type App, type AppOptions, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { hashSecret, newSecret } from '../../src/services/secrets';
 import { recordFigures } from '../support/figures';
 import { expectUntouched } from '../support/messages';
-import { fetchResult, type HttpResult, openTestDatabase, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const lines: string[] = [];
@@ -32,7 +31,7 @@ const logStream = new Writable({
 const logger = { level: 'trace', stream: logStream };
 
 let database: Database;
-const opened: { app: App; database?: Database }[] = [];
+const opened: { service: TestService; database?: Database }[] = [];
 let main: Served;
 let tenant: Tenant;
 let other: Tenant;
@@ -43,11 +42,10 @@ interface Served {
   graphql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<HttpResult>;
 }
 
-async function serve(options: Omit<AppOptions, 'database'>, over: Database = database): Promise<Served> {
-  const app = await createApp({ logger, ...options, database: over });
-  opened.push({ app, ...(over === database ? {} : { database: over }) });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+async function serve(options: Omit<ServiceOptions, 'database'>, over: Database = database): Promise<Served> {
+  const service = await startService({ logger, ...options, database: over });
+  opened.push({ service, ...(over === database ? {} : { database: over }) });
+  const { app, baseUrl: base } = service;
   const rest: Served['rest'] = (method, path, { headers = {}, body, raw, contentType } = {}) =>
     fetchResult(`${base}${path}`, {
       method,
@@ -67,13 +65,13 @@ beforeAll(async () => {
   other = await seedTenant(main.app.services);
 });
 afterAll(async () => {
-  for (const { app, database: own } of opened) {
+  for (const { service, database: own } of opened) {
     if (own) {
       // Its database is unreachable or closed: the pending session writes cannot be flushed.
-      await app.close().catch(() => {});
+      await service.close().catch(() => {});
       await own.close().catch(() => {});
     } else {
-      await app.close();
+      await service.close();
     }
   }
   await database?.close();

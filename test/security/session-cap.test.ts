@@ -6,26 +6,25 @@
 // recently used; the ended token is refused at once, on this instance and,
 // through the revocation bus, on the others. Racing openings never leave the
 // user over the cap.
-import type { AddressInfo } from 'node:net';
-import { type App, type AppOptions, createApp } from '../../src/app';
+import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { runConcurrently } from '../support/concurrency';
 import { recordFigures } from '../support/figures';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fetchResult, type HttpResult, openTestDatabase, usingServer } from '../support/service';
+import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService, usingServer } from '../support/service';
 import { restForm, signedSessionRequest } from '../support/sessions';
 
 jest.setTimeout(180_000);
 
 let database: Database;
-const apps: App[] = [];
+const started: TestService[] = [];
 const figures: Record<string, unknown> = {};
 beforeAll(async () => {
   database = await openTestDatabase();
 });
 afterAll(async () => {
   recordFigures('session-cap', figures);
-  for (const app of apps) await app.close();
+  for (const one of started) await one.close();
   await database?.close();
 });
 
@@ -37,11 +36,10 @@ interface Instance {
 }
 
 /** An instance over the file's database, listening on a free port. */
-async function instance(options: Omit<Partial<AppOptions>, 'database'> = {}): Promise<Instance> {
-  const app = await createApp({ ...options, database });
-  apps.push(app);
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const base = `http://127.0.0.1:${(app.fastify.server.address() as AddressInfo).port}`;
+async function instance(options: Omit<ServiceOptions, 'database'> = {}): Promise<Instance> {
+  const one = await startService({ ...options, database });
+  started.push(one);
+  const { app, baseUrl: base } = one;
   return {
     app,
     base,

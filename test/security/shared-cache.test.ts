@@ -11,7 +11,7 @@
 // The headers behind this, route by route: test/security/cache-headers.test.ts.
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
-import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
+import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 import { haveVarnish, startVarnish, type Varnish, VARNISHD, wasHit } from '../support/varnish';
 
@@ -23,13 +23,16 @@ if (!haveVarnish()) {
 const describeWithVarnish = haveVarnish() ? describe : describe.skip;
 
 describeWithVarnish('behind Varnish with its default configuration', () => {
-  let service: TestService;
   let varnish: Varnish;
   let one: Tenant;
   let two: Tenant;
 
+  // Declared before the service: Varnish stops before the service closes.
+  afterAll(async () => {
+    await varnish?.stop();
+  });
+  const service = useService();
   beforeAll(async () => {
-    service = await startService();
     one = await seedTenant(service.app.services);
     two = await seedTenant(service.app.services);
     // alice (one's owner) has bob (one's member) in her book; bob has one's
@@ -47,10 +50,6 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
     }
     varnish = await startVarnish((service.app.fastify.server.address() as AddressInfo).port);
   }, 60_000);
-  afterAll(async () => {
-    await varnish?.stop();
-    await service?.close();
-  });
 
   const viaCache = (path: string, headers: Record<string, string> = {}): Promise<HttpResult> => fetchResult(`${varnish.baseUrl}${path}`, { headers });
 

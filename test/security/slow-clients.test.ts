@@ -11,7 +11,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { MESSAGES } from '../../src/errors';
 import { contactCount, manyContacts } from '../support/address-book';
 import { recordFigures } from '../support/figures';
-import { startService, type TestService } from '../support/service';
+import { startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 import { requestHead, type SlowAnswer, slowRequest } from '../support/slow-client';
 import { restForm, signedSessionRequest } from '../support/sessions';
@@ -23,17 +23,15 @@ const BOUNDS = { headersMs: 1_000, bodyIdleMs: 2_000, requestMs: 4_000, keepAliv
 /** Past every bound and the server's checking interval, with room for a busy machine. */
 const GIVE_UP_MS = 10_000;
 
-let service: TestService;
 let t: Tenant;
 const figures: Record<string, number | undefined> = {};
 
+const service = useService({ timeouts: BOUNDS });
 beforeAll(async () => {
-  service = await startService({ timeouts: BOUNDS });
   t = await seedTenant(service.app.services);
 });
 afterAll(async () => {
   recordFigures('slow-clients', { bounds: BOUNDS, closedAfterMs: figures });
-  await service?.close();
 });
 
 /** The 408 was answered, the connection then closed, and neither before the bound. */

@@ -7,14 +7,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { Client, Pool } from 'pg';
-import type { AppOptions } from '../../src/app';
 import { migrate } from '../../src/db/migrate';
 import { MESSAGES } from '../../src/errors';
 import { type Digest, diffDigests, digest } from './digest';
 import { LONG } from './figures';
 import { USER_FIELDS } from './records';
 import type { Tenant } from './seed';
-import { startService, type TestService, usingServer } from './service';
+import { type ServiceOptions, startService, type TestService, usingServer } from './service';
 import { restForm, signedSessionRequest } from './sessions';
 
 // ---------------------------------------------------------------------------
@@ -28,7 +27,7 @@ import { restForm, signedSessionRequest } from './sessions';
  * on close) next to the run's one, so that "the digest did not change" means
  * "this request wrote nothing".
  */
-export async function startIsolatedService(options: Omit<Partial<AppOptions>, 'database'> = {}): Promise<TestService> {
+export async function startIsolatedService(options: Omit<ServiceOptions, 'database'> = {}): Promise<TestService> {
   const runUrl = process.env.TEST_RUN_DATABASE_URL;
   if (!usingServer() || !runUrl) return startService(options);
   const url = new URL(runUrl);
@@ -47,15 +46,8 @@ export async function startIsolatedService(options: Omit<Partial<AppOptions>, 'd
   } finally {
     await pool.end();
   }
-  // startService reads the run's database from the environment: point it at
-  // this one for the call only.
-  process.env.TEST_RUN_DATABASE_URL = url.toString();
-  let service: TestService;
-  try {
-    service = await startService(options);
-  } finally {
-    process.env.TEST_RUN_DATABASE_URL = runUrl;
-  }
+  // As openTestDatabase() opens the run's database.
+  const service = await startService({ ...options, database: { url: url.toString(), poolMax: 5, migrate: false } });
   return {
     ...service,
     async close() {

@@ -1,8 +1,38 @@
-// A real service for black-box tests: the app from createApp() listening on a
-// free loopback port, over the run's database (see jest.config.ts).
+// Services for black-box tests: the app from createApp() listening on a free
+// loopback port, over the run's database (see jest.config.js) unless told
+// otherwise. Which helper:
+//
+// - useService(options): the usual one. One service for the file or the
+//   describe block it is called in; it registers the beforeAll that starts it
+//   and the afterAll that closes it, and its fields can be read once the
+//   block's tests (or later beforeAll hooks) run.
+// - startService(options): a service inside one test or hook (several
+//   instances with different options, one that a test closes itself); the
+//   caller closes it.
+// - service.start(options): another service over the database of one from
+//   useService, with other options; closed with it (before it) after the block.
+//
+// Every service listens on a socket; `inject()` sends a request to the app
+// without one (Fastify's light-my-request), for tests where the socket is not
+// what is tested. Elsewhere: configured.ts (apps built from environment
+// variables, as main builds them), twins.ts (two services over copies of one
+// database), fuzz.ts's startIsolatedService (a database of its own on a
+// server), and child processes of dist/main.js in the tests of the process
+// itself (test/ops/lifecycle.test.ts).
 import type { AddressInfo } from 'node:net';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { type App, type AppOptions, createApp } from '../../src/app';
-import { type Database, openDatabase } from '../../src/db';
+import { type Database, type DatabaseOptions, openDatabase } from '../../src/db';
+
+/** createApp's options but the database, which is chosen by `database`. */
+export interface ServiceOptions extends Omit<Partial<AppOptions>, 'database'> {
+  /**
+   * An open database, which stays the caller's (close() leaves it open), or
+   * openDatabase()'s options for one of the service's own, closed with it.
+   * Default: its own connection to the run's database (openTestDatabase()).
+   */
+  database?: Database | DatabaseOptions;
+}
 
 export interface TestService {
   readonly baseUrl: string;
@@ -14,6 +44,9 @@ export interface TestService {
   call(method: string, path: string, options?: RequestOptions): Promise<HttpResult>;
   /** POST /graphql. */
   graphql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResult>;
+  /** A request handed to the app without a socket (`app.fastify.inject`). */
+  inject(options: InjectOptions | string): Promise<LightMyRequestResponse>;
+  /** Closes the app, then the database if it is the service's own; a second call waits for the first. */
   close(): Promise<void>;
 }
 
@@ -58,11 +91,23 @@ export async function openTestDatabase(): Promise<Database> {
   return url ? openDatabase({ url, poolMax: 5, migrate: false }) : openDatabase({ dataDir: null });
 }
 
-/** `options`: createApp's, over the defaults (no rate limits, no logger). */
-export async function startService(options: Omit<Partial<AppOptions>, 'database'> = {}): Promise<TestService> {
-  const db = await openTestDatabase();
-  const app = await createApp({ ...options, database: db });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
+const isDatabase = (database: Database | DatabaseOptions): database is Database => 'pool' in database && 'prisma' in database;
+
+/** `options`: createApp's, over the defaults (no rate limits, no logger), and the database. */
+export async function startService(options: ServiceOptions = {}): Promise<TestService> {
+  const { database, ...appOptions } = options;
+  const given = database !== undefined && isDatabase(database);
+  const db = given ? database : database ? await openDatabase(database) : await openTestDatabase();
+  let app: App | undefined;
+  try {
+    app = await createApp({ ...appOptions, database: db });
+    await app.fastify.listen({ host: '127.0.0.1', port: 0 });
+  } catch (error) {
+    // Nothing left open by a start that failed (a port, a database of its own).
+    await app?.close().catch(() => {});
+    if (!given) await db.close().catch(() => {});
+    throw error;
+  }
   const { port } = app.fastify.server.address() as AddressInfo;
   // Over TLS the name the test certificate is for (test/support/tls.ts).
   const baseUrl = options.https ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
@@ -88,6 +133,7 @@ export async function startService(options: Omit<Partial<AppOptions>, 'database'
     return res;
   }
 
+  let closed: Promise<void> | undefined;
   return {
     baseUrl,
     app,
@@ -95,9 +141,90 @@ export async function startService(options: Omit<Partial<AppOptions>, 'database'
     rest: request,
     call,
     graphql: (query, variables, headers) => request('POST', '/graphql', { headers, body: { query, variables } }),
-    async close() {
-      await app.close();
-      await db.close();
+    inject: (injected) => app.fastify.inject(injected),
+    close() {
+      closed ??= (async () => {
+        try {
+          await app.close();
+        } finally {
+          if (!given) await db.close();
+        }
+      })();
+      return closed;
+    },
+  };
+}
+
+export interface UseServiceHooks {
+  /** How the service starts (default startService; fuzz.ts's startIsolatedService for a database of its own on a server). */
+  start?: (options: ServiceOptions) => Promise<TestService>;
+  /** The start's bound, ms (default: the test timeout). */
+  timeoutMs?: number;
+  /** Start nothing (the block's tests skip in this run, e.g. for want of PostgreSQL binaries). */
+  skip?: boolean;
+  /**
+   * Close without failing the block: for a database a test took down or
+   * away, which cannot take the session touches close() writes.
+   */
+  ignoreCloseErrors?: boolean;
+}
+
+export interface UsedService extends TestService {
+  /** Another service over this one's database, with these options; closed before it after the block's tests (or by its own close()). */
+  start(options?: Omit<ServiceOptions, 'database'>): Promise<TestService>;
+}
+
+/**
+ * A service for the file or describe block this is called in: registers the
+ * beforeAll that starts it and the afterAll that closes it (with the services
+ * its start() made), and returns a handle whose fields are the started
+ * service's. `options` may be a function, called in the beforeAll, for
+ * options that exist only once earlier hooks ran (a database instance,
+ * another service's database). Jest runs a block's afterAll hooks in the order
+ * they were declared: one that must run before the service closes (restarting
+ * a stopped database) is declared before useService, one that must run after
+ * it (destroying the database) after.
+ */
+export function useService(options: ServiceOptions | (() => ServiceOptions | Promise<ServiceOptions>) = {}, hooks: UseServiceHooks = {}): UsedService {
+  let service: TestService | undefined;
+  const others: TestService[] = [];
+  const started = (): TestService => {
+    if (!service) throw new Error('useService: the service is not started yet (read it in a test, or in a hook declared after useService)');
+    return service;
+  };
+  beforeAll(async () => {
+    if (hooks.skip) return;
+    service = await (hooks.start ?? startService)(typeof options === 'function' ? await options() : options);
+  }, hooks.timeoutMs);
+  afterAll(async () => {
+    const closing = async (one: TestService) => {
+      await (hooks.ignoreCloseErrors ? one.close().catch(() => {}) : one.close());
+    };
+    try {
+      for (const other of others.splice(0)) await closing(other);
+    } finally {
+      if (service) await closing(service);
+    }
+  });
+  return {
+    get baseUrl() {
+      return started().baseUrl;
+    },
+    get app() {
+      return started().app;
+    },
+    get db() {
+      return started().db;
+    },
+    rest: (...args) => started().rest(...args),
+    call: (...args) => started().call(...args),
+    graphql: (...args) => started().graphql(...args),
+    inject: (injected) => started().inject(injected),
+    close: () => started().close(),
+    async start(more = {}) {
+      const other = await startService({ ...more, database: started().db });
+      others.push(other);
+      return other;
     },
   };
 }

@@ -6,7 +6,6 @@
 // database used as a template), so tokens, keys, ids and hashes are the same
 // on both sides.
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +15,7 @@ import { type Database, openDatabase } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
 import type { Services } from '../../src/services';
 import { newSecretsKey } from '../../src/services/secrets';
-import { usingServer } from './service';
+import { startService, usingServer } from './service';
 
 export interface World {
   readonly baseUrl: string;
@@ -47,10 +46,8 @@ async function admin<T>(url: string, work: (client: Client) => Promise<T>): Prom
 }
 
 async function listen(database: Database, options: Options): Promise<World> {
-  const app = await createApp({ ...options, database });
-  await app.fastify.listen({ host: '127.0.0.1', port: 0 });
-  const { port } = app.fastify.server.address() as AddressInfo;
-  return { baseUrl: `http://127.0.0.1:${port}`, app, db: database };
+  const { baseUrl, app } = await startService({ ...options, database });
+  return { baseUrl, app, db: database };
 }
 
 export async function startTwins<S>(given: Options, referenceOptions: Options, seed: (services: Services) => Promise<S>): Promise<Twins<S>> {
