@@ -335,12 +335,6 @@ function watch(client: PoolClient): Seen {
 }
 
 /**
- * An error the server sent over a working connection (a SQLSTATE, e.g. 57014
- * statement timeout, 23505 unique violation), except those that end the
- * session: connection exceptions (08), operator intervention (57P0x: admin
- * shutdown, terminated backend).
- */
-/**
  * Whether a connection whose statement failed with `error` is still good: the
  * server answered (a constraint, a cancelled statement) and it is the node
  * the pool means to reach. Anything else (a socket error, a timeout of ours)
@@ -348,6 +342,12 @@ function watch(client: PoolClient): Seen {
  */
 export const connectionSurvives = (error: unknown): boolean => isServerAnswer(error) && !wrongNode(error);
 
+/**
+ * An error the server sent over a working connection (a SQLSTATE, e.g. 57014
+ * statement timeout, 23505 unique violation), except those that end the
+ * session: connection exceptions (08), operator intervention (57P0x: admin
+ * shutdown, terminated backend).
+ */
 function isServerAnswer(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('08') && !code.startsWith('57P');
