@@ -61,7 +61,11 @@ export function startTracing(options: TracingOptions): Tracing {
   // Global tracer provider, AsyncLocalStorage context, W3C trace context propagation.
   provider.register();
 
-  const instrumentations: [InstrumentationBase, readonly string[]][] = [
+  // Each with the modules (or module files) it patches, loaded by a literal
+  // require: in dist/main.js that is the copy bundled into it (scripts/build.mjs),
+  // the one the service runs, where require(name) at run time would load another
+  // from node_modules, which nothing calls (pg is not bundled: the same either way).
+  const instrumentations: [InstrumentationBase, Modules][] = [
     [
       new HttpInstrumentation({
         enabled: false,
@@ -69,13 +73,16 @@ export function startTracing(options: TracingOptions): Tracing {
         disableOutgoingRequestInstrumentation: true,
         ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.has((request.url ?? '').split('?')[0] ?? ''),
       }),
-      ['http'],
+      { http: () => require('node:http') as unknown },
     ],
     // Statements outside a request (migrations, the batched session touches) have no trace to join.
-    [new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }), ['pg']],
+    [new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }), { pg: () => require('pg') as unknown }],
     // The operation's execution only: parse and validate are cached by Apollo, and
     // resolver spans would have no counterpart on the REST paths.
-    [new GraphQLInstrumentation({ enabled: false, ignoreResolveSpans: true }), ['graphql/execution/execute.js']],
+    [
+      new GraphQLInstrumentation({ enabled: false, ignoreResolveSpans: true }),
+      { 'graphql/execution/execute.js': () => require('graphql/execution/execute.js') as unknown },
+    ],
   ];
   const unpatches: (() => void)[] = [];
   for (const [instrumentation, modules] of instrumentations) {
@@ -96,24 +103,14 @@ export function startTracing(options: TracingOptions): Tracing {
   };
 }
 
-/**
- * The modules the instrumentations patch, each by a literal require: in
- * dist/main.js these are the copies bundled into it (scripts/build.mjs), the
- * ones the service runs, where require(name) at run time would load other
- * copies from node_modules, which nothing calls. (pg is not bundled: it is the
- * same module either way.)
- */
-const INSTRUMENTED: Record<string, () => unknown> = {
-  http: () => require('node:http') as unknown,
-  pg: () => require('pg') as unknown,
-  'graphql/execution/execute.js': () => require('graphql/execution/execute.js') as unknown,
-};
+/** Module (or module file) names an instrumentation knows, each with how to load it. */
+type Modules = Record<string, () => unknown>;
 
 /**
  * Applies an instrumentation's patches to the modules (or module files) named,
  * as loaded by this process; returns the undo of each.
  */
-function patchLoaded(instrumentation: InstrumentationBase, names: readonly string[]): (() => void)[] {
+function patchLoaded(instrumentation: InstrumentationBase, modules: Modules): (() => void)[] {
   const undo: (() => void)[] = [];
   for (const module of instrumentation.getModuleDefinitions()) {
     const version = packageVersion(module.name);
@@ -125,8 +122,8 @@ function patchLoaded(instrumentation: InstrumentationBase, names: readonly strin
     ];
     /* eslint-enable @typescript-eslint/unbound-method */
     for (const target of targets) {
-      const load = INSTRUMENTED[target.name];
-      if (!names.includes(target.name) || !target.patch || !load) continue;
+      const load = modules[target.name];
+      if (!target.patch || !load) continue;
       const exports = load();
       target.patch(exports, version);
       undo.push(() => target.unpatch?.(exports, version));
