@@ -29,7 +29,7 @@
 //     --service DIR: another checkout's service (a snapshot of a commit with
 //     this node_modules linked in). About 10 minutes per target on a 2-core
 //     machine shared with test runs.
-// Options: --targets graphql,rest,apollo-floor,mercurius (profile mode:
+// Options: --targets graphql,rest,apollo-floor,apollo-lookup,mercurius (profile mode:
 // graphql,apollo-floor; callgrind and pair: graphql,rest); --users N (100,000);
 // --seconds S (15) and --warmup S (5) per target; --connections N (20);
 // --requests N (2,000) and --warm-requests N (4,000), --rounds N (2) for
@@ -48,7 +48,7 @@ import { type Profile, render, summarise } from './profile-summary';
 import { log } from './progress';
 import { seed } from './seed';
 
-type Target = 'graphql' | 'rest' | 'apollo-floor' | 'mercurius';
+type Target = 'graphql' | 'rest' | 'apollo-floor' | 'apollo-lookup' | 'mercurius';
 
 const { values } = parseArgs({
   options: {
@@ -242,7 +242,7 @@ async function callgrindMode(db: Db): Promise<string> {
   const groups: Target[][] = [];
   const service = targets.filter((t) => t === 'graphql' || t === 'rest');
   if (service.length) groups.push(service);
-  for (const t of targets) if (t === 'apollo-floor' || t === 'mercurius') groups.push([t]);
+  for (const t of targets) if (t !== 'graphql' && t !== 'rest') groups.push([t]);
   const results: Record<string, number[]> = {};
   /** Without V8's compilers' work (still optimising after a short warm-up: most of the spread between runs), and the garbage collector's. */
   const steady: Record<string, number[]> = {};

@@ -34,7 +34,8 @@ export interface BenchOptions {
   only: ScenarioGroup[];
   /**
    * Measure the GraphQL peers with the lookups (Mercurius doing the same
-   * lookup, Apollo Server's `{ __typename }`): issue 18's references.
+   * lookup, Apollo Server alone doing it, Apollo Server's `{ __typename }`):
+   * issue 18's references.
    */
   peers: boolean;
   /** Run the service under `node --cpu-prof`; its profile lands in artifacts/profiles/. */

@@ -222,8 +222,8 @@ export async function startBaseline(databaseUrl: string, poolMax: number, sessio
   return server;
 }
 
-/** The GraphQL peers (bench/peers/): Mercurius doing the lookup, Apollo Server's `{ __typename }`. */
-export type PeerName = 'mercurius' | 'apollo-floor';
+/** The GraphQL peers (bench/peers/): Mercurius and Apollo Server alone doing the lookup, Apollo Server's `{ __typename }`. */
+export type PeerName = 'mercurius' | 'apollo-floor' | 'apollo-lookup';
 
 /** Starts a peer; `cpuProf`: under `node --cpu-prof` (its profile lands in artifacts/profiles/ when it stops). */
 export async function startPeer(

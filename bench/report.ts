@@ -158,6 +158,8 @@ function comparisonTable(c: LookupComparison): string[] {
     ),
   );
   if (c.graphqlToMercurius) out.push(`GraphQL lookup / Mercurius, req/s: ${spreadText(c.graphqlToMercurius)}.`);
+  if (c.apolloLookupToMercurius) out.push(`Apollo Server alone, the same lookup / Mercurius, req/s: ${spreadText(c.apolloLookupToMercurius)}.`);
+  if (c.graphqlToApolloLookup) out.push(`GraphQL lookup / Apollo Server alone, req/s: ${spreadText(c.graphqlToApolloLookup)}.`);
   if (c.graphqlCpuToRest) out.push(`GraphQL / REST, CPU per request: ${spreadText(c.graphqlCpuToRest, '×')}.`);
   out.push(
     `Order of each round: ${c.order.map((o) => o.join(' → ')).join('; ')}. CPU: the process's user + system time (/proc) over the measured window, per response.`,

@@ -1,6 +1,6 @@
 // The lookups (issue 18): the service's REST and GraphQL lookups, the bare
-// baseline and, with --peers, Mercurius doing the same GraphQL lookup and
-// Apollo Server's `{ __typename }`, each round measuring all of them back to
+// baseline and, with --peers, Mercurius and Apollo Server alone doing the
+// same GraphQL lookup and Apollo Server's `{ __typename }`, each round measuring all of them back to
 // back, the order reversed every other round. Gives the two lookup scenarios
 // and the comparison of every target with the same round's baseline.
 import type { BenchContext } from '../context';
@@ -15,7 +15,7 @@ export interface LookupComparison {
   /** Each round's order of measurement. */
   order: string[][];
   targets: {
-    name: 'rest' | 'graphql' | 'baseline' | 'mercurius' | 'apollo_floor';
+    name: 'rest' | 'graphql' | 'baseline' | 'mercurius' | 'apollo_lookup' | 'apollo_floor';
     description: string;
     /** Medians over the rounds. */
     figures: Figures;
@@ -25,6 +25,10 @@ export interface LookupComparison {
   }[];
   /** The service's GraphQL lookup over Mercurius's, req/s, round by round (null: peers skipped). */
   graphqlToMercurius: Spread | null;
+  /** Apollo Server alone doing the lookup over Mercurius, req/s: what "still Apollo Server 5" allows (null: peers skipped). */
+  apolloLookupToMercurius: Spread | null;
+  /** The service's GraphQL lookup over Apollo Server alone doing it, req/s: the service's own share (null: peers skipped). */
+  graphqlToApolloLookup: Spread | null;
   /** The service's CPU per GraphQL lookup over its CPU per REST lookup, round by round. */
   graphqlCpuToRest: Spread | null;
 }
@@ -45,6 +49,7 @@ const DESCRIPTIONS: Record<Key, string> = {
   graphql: 'this service, GraphQL lookup (session token)',
   baseline: 'bare node:http + pg, the same credential check',
   mercurius: "Mercurius + graphql-jit + pg, the full lookup, the baseline's credential check",
+  apollo_lookup: "Apollo Server 5 on Fastify alone, compiled queries, Mercurius's lookup and statement",
   apollo_floor: 'Apollo Server 5 on Fastify, { __typename } (no database)',
 };
 
@@ -113,10 +118,11 @@ function runnersOf(ctx: BenchContext, round: { current: number }): Runner[] {
     ['baseline', () => measure(ctx, 'baseline', `REST lookup${tagOf()}`, lookupSpec, timed)],
     ['graphql', graphqlRun()],
   ];
-  const { mercurius, apolloFloor } = servers;
-  if (mercurius && apolloFloor) {
+  const { mercurius, apolloLookup, apolloFloor } = servers;
+  if (mercurius && apolloLookup && apolloFloor) {
     // Peers have no statement counter worth reading against the service's: not counted.
     runners.push(['mercurius', graphqlRun({ target: mercurius, countStatements: false })]);
+    runners.push(['apollo_lookup', graphqlRun({ target: apolloLookup, countStatements: false })]);
     runners.push([
       'apollo_floor',
       async () => {
@@ -136,7 +142,7 @@ function runnersOf(ctx: BenchContext, round: { current: number }): Runner[] {
  * speeding up during the run weighs on every side alike.
  */
 async function measureRounds(rounds: number, runners: Runner[], round: { current: number }) {
-  const measured: Record<Key, Figures[]> = { rest: [], graphql: [], baseline: [], mercurius: [], apollo_floor: [] };
+  const measured: Record<Key, Figures[]> = { rest: [], graphql: [], baseline: [], mercurius: [], apollo_lookup: [], apollo_floor: [] };
   const order: string[][] = [];
   for (let r = 0; r < rounds; r++) {
     round.current = r;
@@ -180,6 +186,9 @@ const perRoundRatio = (a: Figures[], b: Figures[], pick: (f: Figures) => number 
     return x === null || y === null ? NaN : ratio(x, y);
   });
 
+/** a's req/s over b's, round by round; null when b was not measured (peers skipped). */
+const peerRatio = (a: Figures[], b: Figures[]): Spread | null => (b.length > 0 ? spreadOf(perRoundRatio(a, b, (f) => f.reqPerSec)) : null);
+
 function comparisonOf(rounds: number, measured: Record<Key, Figures[]>, order: string[][]): LookupComparison {
   return {
     rounds,
@@ -193,7 +202,9 @@ function comparisonOf(rounds: number, measured: Record<Key, Figures[]>, order: s
         perRound: measured[key],
         toBaseline: spreadOf(perRoundRatio(measured[key], measured.baseline, (f) => f.reqPerSec)),
       })),
-    graphqlToMercurius: measured.mercurius.length > 0 ? spreadOf(perRoundRatio(measured.graphql, measured.mercurius, (f) => f.reqPerSec)) : null,
+    graphqlToMercurius: peerRatio(measured.graphql, measured.mercurius),
+    apolloLookupToMercurius: peerRatio(measured.apollo_lookup, measured.mercurius),
+    graphqlToApolloLookup: peerRatio(measured.graphql, measured.apollo_lookup),
     graphqlCpuToRest: spreadOf(perRoundRatio(measured.graphql, measured.rest, (f) => f.cpuMsPerRequest)),
   };
 }

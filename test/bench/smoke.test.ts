@@ -86,7 +86,7 @@ if (!serverUrl) {
 
   it("measures the lookups beside the baseline and the GraphQL peers, with CPU per request and the goals' ratios", () => {
     const lookups = report.lookups;
-    expect(lookups.targets.map((t: { name: string }) => t.name)).toEqual(['rest', 'graphql', 'baseline', 'mercurius', 'apollo_floor']);
+    expect(lookups.targets.map((t: { name: string }) => t.name)).toEqual(['rest', 'graphql', 'baseline', 'mercurius', 'apollo_lookup', 'apollo_floor']);
     for (const target of lookups.targets) {
       expect(target.figures.requests).toBeGreaterThan(0);
       expect(target.figures.non2xx + target.figures.errors + (target.figures.badBodies ?? 0)).toBe(0);
@@ -94,9 +94,12 @@ if (!serverUrl) {
       expect(numeric(target.toBaseline.median)).toBe(true);
     }
     expect(numeric(lookups.graphqlToMercurius.median)).toBe(true);
+    expect(numeric(lookups.apolloLookupToMercurius.median)).toBe(true);
+    expect(numeric(lookups.graphqlToApolloLookup.median)).toBe(true);
     expect(numeric(lookups.graphqlCpuToRest.median)).toBe(true);
     expect(report.targets.map((t: { target: string }) => t.target)).toContain('GraphQL user lookup: req/s ≥ 0.85 of Mercurius (same lookup, same run)');
     expect(output).toMatch(/Mercurius/);
+    expect(output).toMatch(/Apollo Server alone, the same lookup \/ Mercurius/);
   });
 
   it('deletes fresh ids in every delete scenario', () => {
