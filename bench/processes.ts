@@ -131,9 +131,9 @@ interface Output {
   /** Lines written to stderr (the last 200). */
   stderr: string[];
   /** The last 20 lines of stderr, the unfinished one included. */
-  stderrTail(): string;
+  stderrTail: () => string;
   /** The last 8 lines of stdout. */
-  stdoutTail(): string;
+  stdoutTail: () => string;
 }
 
 /** Keeps the end of what the child writes: stderr by lines, stdout as its last 8 kB of raw chunks (cheap under load). */
