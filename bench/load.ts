@@ -3,6 +3,7 @@
 // sub-millisecond lookups), the time from the first request to the last
 // response, status codes, and the target's resident memory while it runs.
 import autocannon from 'autocannon';
+import { percentileOfSorted } from '../scripts/lib/percentile';
 import { cpuTimeMs, memoryOf } from './processes';
 
 export interface LoadSpec {
@@ -52,12 +53,6 @@ export interface LoadResult {
   cpuMs: number | null;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
-
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 export async function fire(spec: LoadSpec): Promise<LoadResult> {
@@ -87,8 +82,8 @@ export async function fire(spec: LoadSpec): Promise<LoadResult> {
     sent: Math.max(count, (result.requests as { sent?: number }).sent ?? count),
     seconds: round(seconds, 3),
     reqPerSec: count > 0 ? round(count / seconds, 1) : 0,
-    p50: round(percentile(sorted, 50), 3),
-    p99: round(percentile(sorted, 99), 3),
+    p50: round(percentileOfSorted(sorted, 50), 3),
+    p99: round(percentileOfSorted(sorted, 99), 3),
     mean: round(count > 0 ? sum / count : NaN, 3),
     max: round(count > 0 ? sorted[count - 1]! : NaN, 3),
     non2xx,
