@@ -14,9 +14,10 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Client } from 'pg';
-import { createApp } from '../src/app';
+import { type App, createApp } from '../src/app';
 import { openDatabase } from '../src/db';
 import { logDestination } from '../src/http/observability';
+import type { Services } from '../src/services';
 import { hashPassword } from '../src/services/secrets';
 import { median } from './figures';
 import { GRAPHQL_LOOKUP } from './queries';
@@ -27,15 +28,11 @@ const ROUNDS = Number(values.rounds ?? 5);
 const server = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'chatsvc_cpu';
 
+/** Lookups' users: external ids 1..USERS. */
+const USERS = 200;
+
 async function main() {
-  const admin = new Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-  await admin.query(`CREATE DATABASE ${DB}`);
-  await admin.end();
-  const url = new URL(server);
-  url.pathname = `/${DB}`;
-  const database = await openDatabase({ url: url.toString(), poolMax: 4, migrate: true });
+  const database = await openDatabase({ url: await freshDatabase(), poolMax: 4, migrate: true });
   // As `npm start` in production runs it: a log line per request (to nowhere here), metrics on, no rate limit (as in npm run bench).
   const app = await createApp({
     database,
@@ -44,14 +41,38 @@ async function main() {
     // The destination main uses (asynchronous, batched pino writes), to /dev/null.
     logger: { level: 'info', stream: logDestination('/dev/null') },
   });
-  const { services } = app;
+  const token = await seedData(app.services);
+  const kinds = requestKinds(app, { 'svc-token': token });
+  const only = values.only ? (values.only.split(',') as Kind[]) : (Object.keys(kinds) as Kind[]);
+  const results = await measure(kinds, only);
+  for (const [kind, v] of Object.entries(results)) {
+    if (v.length === 0) continue;
+    process.stdout.write(`${kind}: median ${median(v).toFixed(0)} µs CPU/request (rounds: ${v.map((x) => x.toFixed(0)).join(', ')})\n`);
+  }
+  await app.close();
+  await database.close();
+}
+
+/** The database DB, dropped and created again; returns its URL. */
+async function freshDatabase(): Promise<string> {
+  const admin = new Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+  await admin.query(`CREATE DATABASE ${DB}`);
+  await admin.end();
+  const url = new URL(server);
+  url.pathname = `/${DB}`;
+  return url.toString();
+}
+
+/** An application with the lookups' users and the caller's registered users; returns the caller's session token. */
+async function seedData(services: Services): Promise<string> {
   const { application } = await services.applications.create('cpu');
   // Users with one password hash (hashing is deliberately slow).
   const passwordHash = hashPassword('cpu-password');
-  const users = 200;
   await services.users.createMany(
     application.id,
-    Array.from({ length: users }, (_, n) => ({
+    Array.from({ length: USERS }, (_, n) => ({
       login: `u${n + 1}`,
       passwordHash,
       fullName: `User ${n + 1}`,
@@ -77,12 +98,13 @@ async function main() {
     phone: i % 5 === 0 ? `+1666${String(i * 2).padStart(7, '0')}` : `+1777${String(i).padStart(7, '0')}`,
   }));
   await services.addressBook.upload(caller, book, '', false);
+  return (await services.applications.createSession(application.id, 1)).token;
+}
 
-  const token = (await services.applications.createSession(application.id, 1)).token;
-  const headers = { 'svc-token': token };
-  const id = (i: number) => 1 + (i % users);
-
-  const kinds = {
+/** The requests measured, by kind: the i-th request of a kind. */
+function requestKinds(app: App, headers: Record<string, string>) {
+  const id = (i: number) => 1 + (i % USERS);
+  return {
     rest: (i: number) => app.fastify.inject({ method: 'GET', url: `/users/external/${id(i)}.json`, headers }),
     graphql: (i: number) =>
       app.fastify.inject({
@@ -94,10 +116,14 @@ async function main() {
     'registered-full': () => app.fastify.inject({ method: 'GET', url: '/address_book/registered_users.json?compact=0', headers }),
     'registered-compact': () => app.fastify.inject({ method: 'GET', url: '/address_book/registered_users.json?compact=1', headers }),
   };
-  type Kind = keyof typeof kinds;
+}
+type Kinds = ReturnType<typeof requestKinds>;
+type Kind = keyof Kinds;
+
+/** CPU µs per request of each kind, one figure per round. */
+async function measure(kinds: Kinds, only: Kind[]): Promise<Record<Kind, number[]>> {
   // Requests per round: the registered users cost milliseconds each.
   const count = (kind: Kind) => (kind.startsWith('registered') ? Math.max(20, REQUESTS >> 6) : REQUESTS);
-  const only = values.only ? (values.only.split(',') as Kind[]) : (Object.keys(kinds) as Kind[]);
   const results = Object.fromEntries(only.map((k) => [k, [] as number[]])) as Record<Kind, number[]>;
   // Warm-up, not counted: V8 optimises the hot paths over the first thousands.
   for (const kind of only) {
@@ -120,12 +146,7 @@ async function main() {
       results[kind].push((used.user + used.system) / n);
     }
   }
-  for (const [kind, v] of Object.entries(results)) {
-    if (v.length === 0) continue;
-    process.stdout.write(`${kind}: median ${median(v).toFixed(0)} µs CPU/request (rounds: ${v.map((x) => x.toFixed(0)).join(', ')})\n`);
-  }
-  await app.close();
-  await database.close();
+  return results;
 }
 
 main().then(

@@ -243,98 +243,129 @@ async function callgrindMode(db: Db): Promise<string> {
   const service = targets.filter((t) => t === 'graphql' || t === 'rest');
   if (service.length) groups.push(service);
   for (const t of targets) if (t !== 'graphql' && t !== 'rest') groups.push([t]);
-  const results: Record<string, number[]> = {};
-  /** Without V8's compilers' work (still optimising after a short warm-up: most of the spread between runs), and the garbage collector's. */
-  const steady: Record<string, number[]> = {};
-  const gc: Record<string, number[]> = {};
-  const dumps: Partial<Record<Target, { file: string; map: string }>> = {};
-  for (const group of groups) {
-    const who = group.length > 1 || group[0] === 'graphql' || group[0] === 'rest' ? 'service' : group[0]!;
-    const base = path.join(OUT, `callgrind.${who}.out`);
-    // JIT code: valgrind must notice code V8 rewrites in place.
-    // An explicit vgdb prefix: without a user name in the environment,
-    // callgrind_control could not find the process's pipe (it looked for
-    // "…-by-???-on-???").
-    const vgdb = path.join(OUT, `vgdb-${who}`);
-    const wrapper = [
-      'valgrind',
-      '--tool=callgrind',
-      '--vgdb=yes',
-      `--vgdb-prefix=${vgdb}`,
-      `--callgrind-out-file=${base}.%p`,
-      '--smc-check=all-non-file',
-      '--dump-line=no',
-      '--compress-pos=no',
-      '--compress-strings=no',
-      '--instr-atstart=no',
-    ];
-    const flags = frames ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : [];
-    log(`starting ${who} under valgrind (instrumentation off until the warm-up is done)`);
-    const server = await start(db, group[0]!, flags, wrapper);
-    const control = (...args: string[]) => {
-      // valgrind names its pipe after $HOST, which the servers are given
-      // (127.0.0.1): callgrind_control must look for that name, or it says
-      // "OK" having reached nobody.
-      const said = execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, ...args, String(server.pid)], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, HOST: '127.0.0.1' },
-      });
-      if (!said.includes('OK')) throw new Error(`callgrind_control ${args.join(' ')}: ${said}`);
-    };
-    // The dump is written when valgrind gets to the command, after
-    // callgrind_control has returned: waited for until it is whole.
-    const dump = async (): Promise<string> => {
-      const before = new Set(readdirSync(OUT));
-      control('-d');
-      for (let waited = 0; waited < 600; waited++) {
-        const fresh = readdirSync(OUT).filter((f) => f.startsWith(`callgrind.${who}.out`) && !before.has(f));
-        const file = fresh.length ? path.join(OUT, fresh.sort().at(-1)!) : undefined;
-        if (file && /^totals: \d+/m.test(readFileSync(file, 'utf8'))) return file;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-      throw new Error('callgrind wrote no dump within 10 minutes');
-    };
-    const totalOf = (file: string): number => {
-      const match = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, 'utf8'));
-      if (!match) throw new Error('no totals in the callgrind dump');
-      return Number(match[1]);
-    };
-    try {
-      // Interleaved, four times over: code optimised while only one kind of
-      // request came was deoptimised ("wrong map") and optimised again when
-      // the other kind came (84 deoptimisations and 109 optimisations in the
-      // first 3,000 REST lookups after 30,000 GraphQL ones, --trace-deopt),
-      // which put V8's compiler into every measure that followed a switch.
-      for (let pass = 0; pass < 4; pass++) {
-        for (const target of group) {
-          log(`warm-up ${pass + 1}/4: ${Math.ceil(WARM_REQUESTS / 4)} ${target} requests`);
-          await drive(server, db, target, { amount: Math.ceil(WARM_REQUESTS / 4), connections: 4 });
-        }
-      }
-      control('-i', 'on');
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const target of round % 2 === 0 ? group : [...group].reverse()) {
-          // Instructions counted do not depend on valgrind's translations:
-          // a few requests suffice for the connections to be busy again.
-          await drive(server, db, target, { amount: 20, connections: 4 });
-          control('-z');
-          await drive(server, db, target, { amount: REQUESTS, connections: 4 });
-          const file = await dump();
-          const total = totalOf(file);
-          (results[target] ??= []).push(total / REQUESTS);
-          const parts = partsOf(file);
-          (steady[target] ??= []).push((total - parts.compiler) / REQUESTS);
-          (gc[target] ??= []).push(parts.gc / REQUESTS);
-          dumps[target] = { file, map: `/tmp/perf-${server.pid}.map` };
-          log(`  ${target}: ${(total / REQUESTS / 1000).toFixed(0)} k instructions/request`);
-        }
-      }
-    } finally {
-      await server.stop();
+  const counts: Instructions = { results: {}, steady: {}, gc: {}, dumps: {} };
+  for (const group of groups) await countGroup(db, group, frames, counts);
+  const out = instructionsReport(counts);
+  if (frames) {
+    for (const [target, d] of Object.entries(counts.dumps)) {
+      out.push('', `=== ${target}: instructions per request by function (last round) ===`, framesOf(d.file, d.map, REQUESTS, TOP));
     }
   }
-  const out = [
+  return out.join('\n');
+}
+
+/** Instructions per request of each target, one figure per round. */
+interface Instructions {
+  results: Record<string, number[]>;
+  /** Without V8's compilers' work (still optimising after a short warm-up: most of the spread between runs), and the garbage collector's. */
+  steady: Record<string, number[]>;
+  gc: Record<string, number[]>;
+  /** Each target's last dump, with the perf map of its process. */
+  dumps: Partial<Record<Target, { file: string; map: string }>>;
+}
+
+/** Runs one process (a group of targets) under callgrind: the warm-up, then ROUNDS measures of each target, into `counts`. */
+async function countGroup(db: Db, group: Target[], frames: boolean, counts: Instructions): Promise<void> {
+  const who = group.length > 1 || group[0] === 'graphql' || group[0] === 'rest' ? 'service' : group[0]!;
+  // An explicit vgdb prefix: without a user name in the environment,
+  // callgrind_control could not find the process's pipe (it looked for
+  // "…-by-???-on-???").
+  const vgdb = path.join(OUT, `vgdb-${who}`);
+  const flags = frames ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : [];
+  log(`starting ${who} under valgrind (instrumentation off until the warm-up is done)`);
+  const server = await start(db, group[0]!, flags, valgrind(who, vgdb));
+  const control = (...args: string[]) => callgrindControl(vgdb, server.pid, args);
+  try {
+    // Interleaved, four times over: code optimised while only one kind of
+    // request came was deoptimised ("wrong map") and optimised again when
+    // the other kind came (84 deoptimisations and 109 optimisations in the
+    // first 3,000 REST lookups after 30,000 GraphQL ones, --trace-deopt),
+    // which put V8's compiler into every measure that followed a switch.
+    for (let pass = 0; pass < 4; pass++) {
+      for (const target of group) {
+        log(`warm-up ${pass + 1}/4: ${Math.ceil(WARM_REQUESTS / 4)} ${target} requests`);
+        await drive(server, db, target, { amount: Math.ceil(WARM_REQUESTS / 4), connections: 4 });
+      }
+    }
+    control('-i', 'on');
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of round % 2 === 0 ? group : [...group].reverse()) {
+        // Instructions counted do not depend on valgrind's translations:
+        // a few requests suffice for the connections to be busy again.
+        await drive(server, db, target, { amount: 20, connections: 4 });
+        control('-z');
+        await drive(server, db, target, { amount: REQUESTS, connections: 4 });
+        const file = await dump(who, control);
+        const total = totalOf(file);
+        (counts.results[target] ??= []).push(total / REQUESTS);
+        const parts = partsOf(file);
+        (counts.steady[target] ??= []).push((total - parts.compiler) / REQUESTS);
+        (counts.gc[target] ??= []).push(parts.gc / REQUESTS);
+        counts.dumps[target] = { file, map: `/tmp/perf-${server.pid}.map` };
+        log(`  ${target}: ${(total / REQUESTS / 1000).toFixed(0)} k instructions/request`);
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+/** The valgrind command a target's node runs under, instrumentation off until switched on. */
+function valgrind(who: string, vgdb: string): string[] {
+  const base = path.join(OUT, `callgrind.${who}.out`);
+  // JIT code: valgrind must notice code V8 rewrites in place.
+  return [
+    'valgrind',
+    '--tool=callgrind',
+    '--vgdb=yes',
+    `--vgdb-prefix=${vgdb}`,
+    `--callgrind-out-file=${base}.%p`,
+    '--smc-check=all-non-file',
+    '--dump-line=no',
+    '--compress-pos=no',
+    '--compress-strings=no',
+    '--instr-atstart=no',
+  ];
+}
+
+function callgrindControl(vgdb: string, pid: number, args: string[]): void {
+  // valgrind names its pipe after $HOST, which the servers are given
+  // (127.0.0.1): callgrind_control must look for that name, or it says
+  // "OK" having reached nobody.
+  const said = execFileSync('callgrind_control', [`--vgdb-prefix=${vgdb}`, ...args, String(pid)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, HOST: '127.0.0.1' },
+  });
+  if (!said.includes('OK')) throw new Error(`callgrind_control ${args.join(' ')}: ${said}`);
+}
+
+/**
+ * Has the process dump its counters and returns the dump's file. The dump is
+ * written when valgrind gets to the command, after callgrind_control has
+ * returned: waited for until it is whole.
+ */
+async function dump(who: string, control: (...args: string[]) => void): Promise<string> {
+  const before = new Set(readdirSync(OUT));
+  control('-d');
+  for (let waited = 0; waited < 600; waited++) {
+    const fresh = readdirSync(OUT).filter((f) => f.startsWith(`callgrind.${who}.out`) && !before.has(f));
+    const file = fresh.length ? path.join(OUT, fresh.sort().at(-1)!) : undefined;
+    if (file && /^totals: \d+/m.test(readFileSync(file, 'utf8'))) return file;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  throw new Error('callgrind wrote no dump within 10 minutes');
+}
+
+function totalOf(file: string): number {
+  const match = /^(?:summary|totals): (\d+)/m.exec(readFileSync(file, 'utf8'));
+  if (!match) throw new Error('no totals in the callgrind dump');
+  return Number(match[1]);
+}
+
+/** The medians and rounds of each target: all instructions, without the compilers, without the garbage collector too. */
+function instructionsReport({ results, steady, gc }: Instructions): string[] {
+  return [
     `Instructions per request (callgrind, all threads of the process; ${REQUESTS} requests per measure after ${WARM_REQUESTS} uninstrumented warm-up, 4 connections, ${ROUNDS} rounds; ${USERS.toLocaleString('en-US')} users):`,
     ...Object.entries(results).map(([t, v]) => `  ${t}: median ${(median(v) / 1000).toFixed(0)} k (rounds ${v.map((x) => (x / 1000).toFixed(0)).join(', ')})`),
     "Without V8's compilers (TurboFan, Maglev, Sparkplug: still optimising after the warm-up, most of the spread between runs); of which the garbage collector:",
@@ -348,12 +379,6 @@ async function callgrindMode(db: Db): Promise<string> {
       return `  ${t}: median ${(median(own) / 1000).toFixed(0)} k (rounds ${own.map((x) => (x / 1000).toFixed(0)).join(', ')})`;
     }),
   ];
-  if (frames) {
-    for (const [target, d] of Object.entries(dumps)) {
-      out.push('', `=== ${target}: instructions per request by function (last round) ===`, framesOf(d.file, d.map, REQUESTS, TOP));
-    }
-  }
-  return out.join('\n');
 }
 
 /** callgrind_annotate's self table of a dump: function → instructions. */
@@ -398,6 +423,27 @@ function readPerfMap(file: string): { starts: number[]; entries: { start: number
   return { starts: entries.map((e) => e.start), entries };
 }
 
+/** The function of the JIT code at `address`, by V8's perf map. */
+function jitName(map: ReturnType<typeof readPerfMap>, address: number): string {
+  let lo = 0;
+  let hi = map.starts.length - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (map.starts[mid]! <= address) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  const entry = found >= 0 ? map.entries[found] : undefined;
+  if (!entry || address >= entry.end) return `0x${address.toString(16)} (JIT code not in the map)`;
+  // Paths relative to the checkout measured (--service DIR's or this one).
+  return entry.name
+    .replace(/^JS:[~^+*]?/, '')
+    .replace(ROOT + '/', '')
+    .replace(values.service ? `${path.resolve(values.service)}/` : ROOT + '/', '');
+}
+
 /**
  * callgrind_annotate's inclusive and self tables of a dump, with the
  * addresses of JIT code named from V8's perf map, per request. A frame's
@@ -406,25 +452,7 @@ function readPerfMap(file: string): { starts: number[]; entries: { start: number
  */
 function framesOf(file: string, mapFile: string, requests: number, top: number): string {
   const map = readPerfMap(mapFile);
-  const nameOf = (address: number): string => {
-    let lo = 0;
-    let hi = map.starts.length - 1;
-    let found = -1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (map.starts[mid]! <= address) {
-        found = mid;
-        lo = mid + 1;
-      } else hi = mid - 1;
-    }
-    const entry = found >= 0 ? map.entries[found] : undefined;
-    if (!entry || address >= entry.end) return `0x${address.toString(16)} (JIT code not in the map)`;
-    // Paths relative to the checkout measured (--service DIR's or this one).
-    return entry.name
-      .replace(/^JS:[~^+*]?/, '')
-      .replace(ROOT + '/', '')
-      .replace(values.service ? `${path.resolve(values.service)}/` : ROOT + '/', '');
-  };
+  const nameOf = (address: number): string => jitName(map, address);
   const table = (inclusive: boolean): Map<string, number> => {
     const text = execFileSync('callgrind_annotate', [`--inclusive=${inclusive ? 'yes' : 'no'}`, '--threshold=100', file], {
       encoding: 'utf8',

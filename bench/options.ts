@@ -144,49 +144,50 @@ scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
   -h, --help
 `;
 
+/** parseArgs' description of the flags (USAGE words them). */
+const FLAGS = {
+  smoke: { type: 'boolean' },
+  users: { type: 'string' },
+  'user-batch': { type: 'string' },
+  contacts: { type: 'string' },
+  'big-contacts': { type: 'string' },
+  messages: { type: 'string' },
+  duration: { type: 'string' },
+  warmup: { type: 'string' },
+  rounds: { type: 'string' },
+  only: { type: 'string' },
+  'cpu-prof': { type: 'boolean' },
+  'no-peers': { type: 'boolean' },
+  'service-flags': { type: 'string' },
+  connections: { type: 'string' },
+  'heavy-connections': { type: 'string' },
+  pipelining: { type: 'string' },
+  soak: { type: 'string' },
+  pool: { type: 'string' },
+  'baseline-session-writes': { type: 'boolean' },
+  'sweep-backlog': { type: 'string' },
+  'sweep-batch': { type: 'string' },
+  database: { type: 'string' },
+  keep: { type: 'boolean' },
+  out: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** A numeric flag's value (`fallback` when not given), at least `min`. */
+function num(name: string, value: string | undefined, fallback: number, min: number, integer = true): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
+    throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min} (got ${value})`);
+  }
+  return n;
+}
+
 export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      smoke: { type: 'boolean' },
-      users: { type: 'string' },
-      'user-batch': { type: 'string' },
-      contacts: { type: 'string' },
-      'big-contacts': { type: 'string' },
-      messages: { type: 'string' },
-      duration: { type: 'string' },
-      warmup: { type: 'string' },
-      rounds: { type: 'string' },
-      only: { type: 'string' },
-      'cpu-prof': { type: 'boolean' },
-      'no-peers': { type: 'boolean' },
-      'service-flags': { type: 'string' },
-      connections: { type: 'string' },
-      'heavy-connections': { type: 'string' },
-      pipelining: { type: 'string' },
-      soak: { type: 'string' },
-      pool: { type: 'string' },
-      'baseline-session-writes': { type: 'boolean' },
-      'sweep-backlog': { type: 'string' },
-      'sweep-batch': { type: 'string' },
-      database: { type: 'string' },
-      keep: { type: 'boolean' },
-      out: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values } = parseArgs({ args: argv, strict: true, options: FLAGS });
   if (values.help) return 'help';
   const smoke = values.smoke ?? false;
   const base = smoke ? SMOKE : FULL;
-  const num = (name: string, value: string | undefined, fallback: number, min: number, integer = true): number => {
-    if (value === undefined) return fallback;
-    const n = Number(value);
-    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) {
-      throw new Error(`--${name} must be ${integer ? 'an integer' : 'a number'} ≥ ${min} (got ${value})`);
-    }
-    return n;
-  };
   const serverUrl = env.DATABASE_URL || DEFAULT_SERVER_URL;
   if (!/^postgres(ql)?:\/\//.test(serverUrl)) throw new Error('DATABASE_URL must be a postgres:// URL');
   const database = values.database ?? (smoke ? `chatsvc_bench_smoke_${process.pid}_${Date.now().toString(36)}` : 'chatsvc_bench');

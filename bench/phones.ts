@@ -46,7 +46,8 @@ const e164 = (i: number) => (i % 5 === 0 ? `+1666${String(i * 2).padStart(7, '0'
 /** The same number as a person types it: "+1 666-000-0012". */
 const formatted = (i: number) => e164(i).replace(/^\+1(\d{3})(\d{3})(\d{4})$/, '+1 $1-$2-$3');
 
-async function open(root: string, name: string, db: string): Promise<Build> {
+/** The database `db`, dropped and created again; returns its URL. */
+async function freshDatabase(db: string): Promise<string> {
   const admin = new Client({ connectionString: SERVER });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${db}`);
@@ -64,12 +65,17 @@ async function open(root: string, name: string, db: string): Promise<Build> {
   await admin.end();
   const url = new URL(SERVER);
   url.pathname = `/${db}`;
+  return url.toString();
+}
+
+async function open(root: string, name: string, db: string): Promise<Build> {
+  const url = await freshDatabase(db);
   // Each build's own modules: its services, statements, migrations and generated client.
 
   const { createApp } = require(path.join(root, 'src/app')) as typeof import('../src/app');
   const { openDatabase } = require(path.join(root, 'src/db')) as typeof import('../src/db');
   const { hashPassword } = require(path.join(root, 'src/services/secrets')) as typeof import('../src/services/secrets');
-  const database = await openDatabase({ url: url.toString(), poolMax: 4, migrate: true, statementTimeoutMs: 0 });
+  const database = await openDatabase({ url, poolMax: 4, migrate: true, statementTimeoutMs: 0 });
   const app = await createApp({ database, secretsKey: randomBytes(32), rateLimit: false, logger: process.env.BENCH_LOG ? { level: 'error' } : false });
   const { services } = app;
   const { application } = await services.applications.create('phones');

@@ -90,14 +90,7 @@ export async function startNode(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
-  const stderr: string[] = [];
-  let stderrRest = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    const lines = (stderrRest + chunk).split('\n');
-    stderrRest = lines.pop()!;
-    stderr.push(...lines);
-    if (stderr.length > 200) stderr.splice(0, stderr.length - 200);
-  });
+  const output = keepOutput(child);
   let ended: string | null = null;
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -105,61 +98,22 @@ export async function startNode(
       resolve(code);
     }),
   );
-  // The last 8 kB of stdout, kept as raw chunks (cheap under load).
-  const lastChunks: Buffer[] = [];
-  let lastBytes = 0;
   void exited.then(() => running.delete(child));
 
-  const url = await new Promise<string>((resolve, reject) => {
-    let rest = '';
-    let found = false;
-    const timer = setTimeout(() => fail(new Error(`${name} did not report listening within ${timeoutMs / 1000} s`)), timeoutMs);
-    function fail(error: Error) {
-      clearTimeout(timer);
-      child.kill('SIGKILL');
-      const tail = [...stderr, stderrRest].filter(Boolean).slice(-20).join('\n');
-      const out = Buffer.concat(lastChunks).toString('utf8').split('\n').slice(-8).join('\n');
-      reject(
-        new Error(
-          `${error.message}${ended ? ` (${ended})` : ''}${tail ? `\n--- ${name} stderr ---\n${tail}` : ''}` +
-            (out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''),
-        ),
-      );
-    }
-    child.stdout.on('data', (chunk: Buffer) => {
-      lastChunks.push(chunk);
-      lastBytes += chunk.length;
-      while (lastBytes - lastChunks[0]!.length >= 8192) lastBytes -= lastChunks.shift()!.length;
-      if (found) return; // drained, only the tail kept
-      const lines = (rest + chunk.toString('utf8')).split('\n');
-      rest = lines.pop()!;
-      for (const line of lines) {
-        if (!line.includes('"listening"')) continue;
-        try {
-          const entry = JSON.parse(line) as { msg?: string; address?: string };
-          if (entry.msg === 'listening' && entry.address) {
-            found = true;
-            rest = '';
-            clearTimeout(timer);
-            resolve(entry.address.replace('localhost', '127.0.0.1'));
-            return;
-          }
-        } catch {
-          // not a JSON line
-        }
-      }
-    });
-    child.once('exit', (code) => {
-      if (!found) setTimeout(() => fail(new Error(`${name} exited (code ${code}) before listening`)), 50);
-    });
+  const url = await listeningAddress(child, name, timeoutMs, (message) => {
+    const tail = output.stderrTail();
+    const out = output.stdoutTail();
+    return new Error(
+      `${message}${ended ? ` (${ended})` : ''}${tail ? `\n--- ${name} stderr ---\n${tail}` : ''}` + (out.trim() ? `\n--- ${name} stdout ---\n${out}` : ''),
+    );
   });
 
   return {
     name,
     pid: child.pid!,
     url,
-    stderr,
-    stdoutTail: () => Buffer.concat(lastChunks).toString('utf8').split('\n').slice(-8).join('\n'),
+    stderr: output.stderr,
+    stdoutTail: output.stdoutTail,
     exit: () => ended,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
@@ -170,6 +124,86 @@ export async function startNode(
       return code;
     },
   };
+}
+
+/** What a child writes, kept for error reports. */
+interface Output {
+  /** Lines written to stderr (the last 200). */
+  stderr: string[];
+  /** The last 20 lines of stderr, the unfinished one included. */
+  stderrTail: () => string;
+  /** The last 8 lines of stdout. */
+  stdoutTail: () => string;
+}
+
+/** Keeps the end of what the child writes: stderr by lines, stdout as its last 8 kB of raw chunks (cheap under load). */
+function keepOutput(child: ChildProcess): Output {
+  const stderr: string[] = [];
+  let stderrRest = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (stderrRest + chunk).split('\n');
+    stderrRest = lines.pop()!;
+    stderr.push(...lines);
+    if (stderr.length > 200) stderr.splice(0, stderr.length - 200);
+  });
+  const lastChunks: Buffer[] = [];
+  let lastBytes = 0;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    lastChunks.push(chunk);
+    lastBytes += chunk.length;
+    while (lastBytes - lastChunks[0]!.length >= 8192) lastBytes -= lastChunks.shift()!.length;
+  });
+  return {
+    stderr,
+    stderrTail: () => [...stderr, stderrRest].filter(Boolean).slice(-20).join('\n'),
+    stdoutTail: () => Buffer.concat(lastChunks).toString('utf8').split('\n').slice(-8).join('\n'),
+  };
+}
+
+/**
+ * The address of the child's "listening" line on stdout (stdout is read
+ * only until then). Fails (the child killed) when none comes within
+ * `timeoutMs` or the child exits first; `failure` words the error.
+ */
+function listeningAddress(child: ChildProcess, name: string, timeoutMs: number, failure: (message: string) => Error): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let rest = '';
+    let found = false;
+    const timer = setTimeout(() => fail(`${name} did not report listening within ${timeoutMs / 1000} s`), timeoutMs);
+    function fail(message: string) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(failure(message));
+    }
+    const read = (chunk: Buffer) => {
+      const lines = (rest + chunk.toString('utf8')).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        const address = listeningLine(line);
+        if (address === undefined) continue;
+        found = true;
+        child.stdout!.off('data', read);
+        clearTimeout(timer);
+        resolve(address.replace('localhost', '127.0.0.1'));
+        return;
+      }
+    };
+    child.stdout!.on('data', read);
+    child.once('exit', (code) => {
+      if (!found) setTimeout(() => fail(`${name} exited (code ${code}) before listening`), 50);
+    });
+  });
+}
+
+/** The address of a JSON log line {"msg":"listening","address":...}; undefined for any other line. */
+function listeningLine(line: string): string | undefined {
+  if (!line.includes('"listening"')) return undefined;
+  try {
+    const entry = JSON.parse(line) as { msg?: string; address?: string };
+    return entry.msg === 'listening' && entry.address ? entry.address : undefined;
+  } catch {
+    return undefined; // not a JSON line
+  }
 }
 
 /** Where `--cpu-prof` runs leave the service's profile (written when it exits). */

@@ -39,7 +39,35 @@ const spread = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math
 async function main() {
   const client = new Client({ connectionString: server.toString(), types: PG_TYPES });
   await client.connect();
-  // The bench's caller: the owner of the global book (udid '') with the most matches.
+  const { ownerId, application, matches } = await benchCaller(client);
+  console.log(`caller ${ownerId}: ${matches} registered users`);
+  await storeRecords(client);
+
+  const params = [application, ownerId, ''];
+  // The database's own time for the read, as PostgreSQL reports it.
+  const executionMs = async () => {
+    const plan = await client.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${REGISTERED_USERS.text}`, params);
+    return (plan.rows[0] as { 'QUERY PLAN': [{ 'Execution Time': number }] })['QUERY PLAN'][0]['Execution Time'];
+  };
+  const answers = wholeAnswers(client, params, ownerId);
+  const { databaseRounds, answerRounds } = await measure(executionMs, answers);
+
+  console.log(`database: PostgreSQL executes the read in ${median(databaseRounds).toFixed(1)} ms (rounds ${spread(databaseRounds)})`);
+  for (const answer of Object.keys(answers) as Answer[]) {
+    const walls = answerRounds[answer].map((s) => s.wall);
+    const cpus = answerRounds[answer].map((s) => s.cpu);
+    console.log(
+      `${answer}: ${median(walls).toFixed(1)} ms per answer (rounds ${spread(walls)}), of which Node's CPU ${median(cpus).toFixed(1)} ms (${spread(cpus)}); ${answerRounds[answer][0]!.bytes} bytes`,
+    );
+  }
+  // Little's law: 4 requests in flight, each needing this much of 2 cores.
+  const floor = (2 * median(databaseRounds)).toFixed(0);
+  console.log(`at 4 requests in flight on 2 cores, the database's share alone keeps the p50 at or above ~${floor} ms`);
+  await client.end();
+}
+
+/** The bench's caller: the owner of the global book (udid '') with the most matches. */
+async function benchCaller(client: Client): Promise<{ ownerId: number; application: number; matches: string }> {
   const owner = await client.query<{ owner: number; application: number; matches: string }>(
     `SELECT m.owner_id AS owner, u.application_id AS application, count(*) AS matches
        FROM address_book_matches m JOIN users u ON u.id = m.owner_id
@@ -47,12 +75,15 @@ async function main() {
   );
   if (owner.rows.length === 0) throw new Error('no address book in chatsvc_bench: run `npm run bench` first');
   const { owner: ownerId, application, matches } = owner.rows[0]!;
-  const params = [application, ownerId, ''];
-  console.log(`caller ${ownerId}: ${matches} registered users`);
+  return { ownerId, application, matches };
+}
 
-  // Every user's record as JSON text, in a table as wide and as scattered as
-  // users itself (one row per user, in id order), so that reading 2,000 of
-  // them costs what a stored column would.
+/**
+ * Every user's record as JSON text, in a table as wide and as scattered as
+ * users itself (one row per user, in id order), so that reading 2,000 of
+ * them costs what a stored column would.
+ */
+async function storeRecords(client: Client): Promise<void> {
   const started = Date.now();
   await client.query(
     `CREATE TEMP TABLE stored_records AS
@@ -67,31 +98,36 @@ async function main() {
   await client.query('ALTER TABLE stored_records ADD PRIMARY KEY (id)');
   await client.query('ANALYZE stored_records');
   console.log(`stored records prepared in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  const storedText = `SELECT coalesce(string_agg(r.record, ',' ORDER BY r.id), '') AS records
+}
+
+const STORED_TEXT = `SELECT coalesce(string_agg(r.record, ',' ORDER BY r.id), '') AS records
                         FROM stored_records r
                        WHERE r.id = ANY(ARRAY(SELECT m.user_id FROM address_book_matches m WHERE m.owner_id = $1 AND m.udid = $2))`;
 
-  // The database's own time for the read, as PostgreSQL reports it.
-  const executionMs = async () => {
-    const plan = await client.query(`EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) ${REGISTERED_USERS.text}`, params);
-    return (plan.rows[0] as { 'QUERY PLAN': [{ 'Execution Time': number }] })['QUERY PLAN'][0]['Execution Time'];
-  };
-  // Whole answers, each returning its size in bytes.
-  const answers = {
+type Answer = 'rows + JSON' | 'stored JSON';
+type Round = { wall: number; cpu: number; bytes: number };
+
+/** Whole answers, each returning its size in bytes. */
+function wholeAnswers(client: Client, params: unknown[], ownerId: number): Record<Answer, () => Promise<number>> {
+  return {
     'rows + JSON': async () => {
       const result = await client.query({ name: REGISTERED_USERS.name, text: REGISTERED_USERS.text, values: params });
       return JSON.stringify({ items: (result.rows as unknown[]).map((user) => ({ user })) }).length;
     },
     'stored JSON': async () => {
-      const result = await client.query({ name: 'stored_records', text: storedText, values: [ownerId, ''] });
+      const result = await client.query({ name: 'stored_records', text: STORED_TEXT, values: [ownerId, ''] });
       return `{"items":[${(result.rows[0] as { records: string }).records}]}`.length;
     },
   };
-  type Answer = keyof typeof answers;
-  type Round = { wall: number; cpu: number; bytes: number };
+}
+
+/** After a warm-up, ROUNDS rounds of REQUESTS of each measure, alternating their order: each round's medians. */
+async function measure(
+  executionMs: () => Promise<number>,
+  answers: Record<Answer, () => Promise<number>>,
+): Promise<{ databaseRounds: number[]; answerRounds: Record<Answer, Round[]> }> {
   const answerRounds = Object.fromEntries(Object.keys(answers).map((k) => [k, [] as Round[]])) as Record<Answer, Round[]>;
   const databaseRounds: number[] = [];
-
   const measureDatabase = async () => {
     const samples: number[] = [];
     for (let i = 0; i < REQUESTS; i++) samples.push(await executionMs());
@@ -116,20 +152,9 @@ async function main() {
     for (const answer of Object.keys(answers) as Answer[]) await answers[answer]();
   }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const measure of round % 2 === 0 ? measures : [...measures].reverse()) await measure();
+    for (const step of round % 2 === 0 ? measures : [...measures].reverse()) await step();
   }
-  console.log(`database: PostgreSQL executes the read in ${median(databaseRounds).toFixed(1)} ms (rounds ${spread(databaseRounds)})`);
-  for (const answer of Object.keys(answers) as Answer[]) {
-    const walls = answerRounds[answer].map((s) => s.wall);
-    const cpus = answerRounds[answer].map((s) => s.cpu);
-    console.log(
-      `${answer}: ${median(walls).toFixed(1)} ms per answer (rounds ${spread(walls)}), of which Node's CPU ${median(cpus).toFixed(1)} ms (${spread(cpus)}); ${answerRounds[answer][0]!.bytes} bytes`,
-    );
-  }
-  // Little's law: 4 requests in flight, each needing this much of 2 cores.
-  const floor = (2 * median(databaseRounds)).toFixed(0);
-  console.log(`at 4 requests in flight on 2 cores, the database's share alone keeps the p50 at or above ~${floor} ms`);
-  await client.end();
+  return { databaseRounds, answerRounds };
 }
 
 main().catch((error: unknown) => {

@@ -25,14 +25,27 @@ function spread(scenario: Scenario): string {
   return ` (${r.length} rounds: ${fmt(Math.min(...ratios), 1)}–${fmt(Math.max(...ratios), 1)}%)`;
 }
 
+/** Records one target's result. */
+type Add = (target: string, value: string, met: boolean | null) => void;
+/** The run's scenario of that name, if it ran. */
+type ScenarioOf = (name: string) => Scenario | undefined;
+
 export function judge(report: Report): TargetResult[] {
   const byName = new Map(report.scenarios.map((s) => [s.name, s]));
-  const s = (name: string): Scenario | undefined => byName.get(name);
+  const s: ScenarioOf = (name) => byName.get(name);
   const out: TargetResult[] = [];
-  const add = (target: string, value: string, met: boolean | null) => out.push({ target, value, met });
+  const add: Add = (target, value, met) => out.push({ target, value, met });
+  judgeLookups(report, s, add);
+  judgeRegisteredUsers(report, s, add);
+  judgeDeletes(s, add);
+  judgeStatements(report, s, add);
+  judgeMemory(report, add);
+  judgeSeeding(report, add);
+  return out;
+}
 
-  // Issue 18's goals. Ratios: the median of the rounds' ratios, each round
-  // measuring both sides back to back.
+/** Issue 18's goals. Ratios: the median of the rounds' ratios, each round measuring both sides back to back. */
+function judgeLookups(report: Report, s: ScenarioOf, add: Add): void {
   const rest = s('rest_user_lookup');
   if (rest) {
     add('REST user lookup: req/s ≥ 0.85 of baseline', `${fmt(rest.ratios.reqPerSec)}${spread(rest)}`, rest.ratios.reqPerSec >= 0.85);
@@ -55,9 +68,15 @@ export function judge(report: Report): TargetResult[] {
       c && Number.isFinite(c.median) ? c.median <= 1.25 : null,
     );
   }
-  // Registered users: at least where issue 11 left them, against the bare
-  // queries of the same run (the full answer no slower than the baseline's
-  // full query; the compact one within a quarter of the baseline's compact query).
+}
+
+/**
+ * Registered users: at least where issue 11 left them, against the bare
+ * queries of the same run (the full answer no slower than the baseline's
+ * full query; the compact one within a quarter of the baseline's compact
+ * query); and the big book answered correctly.
+ */
+function judgeRegisteredUsers(report: Report, s: ScenarioOf, add: Add): void {
   const contacts = report.seeding.contacts.toLocaleString('en-US');
   const full = s('registered_users_full');
   if (full) {
@@ -81,14 +100,22 @@ export function judge(report: Report): TargetResult[] {
     big.map((c) => (c.passed ? 'ok' : c.detail)).join('; ') || 'not run',
     big.length > 0 ? big.every((c) => c.passed) : null,
   );
+}
+
+function judgeDeletes(s: ScenarioOf, add: Add): void {
   for (const mode of ['me', 'everyone']) {
     const d = s(`delete_${mode}_1000`);
     if (d) add(`Delete 1,000 ids for ${mode}: p50 < 60 ms`, `${fmt(d.service.p50)} ms`, d.service.p50 < 60);
   }
-  // Statements per request must not grow with ids, contacts or returned users.
-  // Tolerance: 0.5 per request, or 3 statements over a whole window (the
-  // service's background work, e.g. batched session writes, lands in short
-  // windows of few requests).
+}
+
+/**
+ * Statements per request must not grow with ids, contacts or returned users.
+ * Tolerance: 0.5 per request, or 3 statements over a whole window (the
+ * service's background work, e.g. batched session writes, lands in short
+ * windows of few requests).
+ */
+function judgeStatements(report: Report, s: ScenarioOf, add: Add): void {
   type Count = { perRequest: number | null | undefined; requests: number };
   const count = (name: string): Count => ({
     perRequest: s(name)?.service.statementsPerRequest,
@@ -108,6 +135,10 @@ export function judge(report: Report): TargetResult[] {
     const met = known.length === counts.length ? counts.every((c) => c.perRequest! - least <= 0.5 || (c.perRequest! - least) * c.requests <= 3) : null;
     add(`SQL statements per request constant: ${label}`, counts.map((c) => fmt(c.perRequest)).join(' / '), met);
   }
+}
+
+/** The service's memory over the run and over the soak. */
+function judgeMemory(report: Report, add: Add): void {
   add(
     'Service peak RSS < 200 MB over the whole run',
     `${fmt(report.memory.servicePeakMb, 1)} MB`,
@@ -123,13 +154,15 @@ export function judge(report: Report): TargetResult[] {
   } else {
     add('Soak: RSS < 250 MB and growth < 10%', 'no soak (--soak 0)', null);
   }
+}
+
+function judgeSeeding(report: Report, add: Add): void {
   const usersNote = report.seeding.users === 1_000_000 ? '' : ` (${report.seeding.users.toLocaleString('en-US')} users seeded)`;
   add(
     `Seeding 1,000,000 users < 60 s${usersNote}`,
     `${fmt(report.seeding.seconds.users)} s`,
     report.seeding.users === 1_000_000 ? report.seeding.seconds.users < 60 : null,
   );
-  return out;
 }
 
 /** "0.52 (rounds 0.48–0.55)". */
@@ -178,6 +211,46 @@ function table(header: string[], rows: string[][], alignLeft = 1): string {
 }
 
 export function render(report: Report, targets: TargetResult[]): string {
+  const out: string[] = ['', headline(report), '', scenarioTable(report)];
+  out.push(
+    "ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline; of the sweeper scenario, the same instance with nothing to sweep. RSS: the service's peak during the scenario.",
+  );
+  out.push(...sweeperLines(report));
+  if (report.lookups) {
+    out.push('');
+    out.push(...comparisonTable(report.lookups));
+  }
+  out.push(...roundsTable(report));
+  out.push('');
+  out.push(...runLines(report));
+  out.push('');
+  out.push(
+    table(
+      ['target', 'measured', 'result'],
+      targets.map((r) => [r.target, r.value, r.met === null ? 'n/a' : r.met ? 'PASS' : 'FAIL']),
+      2,
+    ),
+  );
+  if (report.warnings.length > 0) {
+    out.push('');
+    out.push('Warnings:');
+    for (const w of report.warnings) out.push(`  - ${w}`);
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+function headline(report: Report): string {
+  return (
+    `Benchmark${report.smoke ? ' (SMOKE: tiny data, figures meaningless)' : ''}: ${report.seeding.users.toLocaleString('en-US')} users, ` +
+    `${report.settings.connections} connections (registered users and deletes ${report.settings.heavyConnections}), ` +
+    `${report.settings.duration} s per run after ${report.settings.warmup} s warm-up, ${report.settings.rounds} round(s); ` +
+    `${report.machine.cpus.length} × ${report.machine.cpus[0]?.model ?? 'cpu'}, node ${report.machine.node}`
+  );
+}
+
+/** Every scenario's figures, the service's beside the baseline's. */
+function scenarioTable(report: Report): string {
   const rows = report.scenarios.map((s) => [
     s.name,
     fmt(s.service.reqPerSec, 0),
@@ -212,48 +285,44 @@ export function render(report: Report, targets: TargetResult[]): string {
     'requests',
     'failed',
   ];
-  const out: string[] = [];
-  out.push('');
-  out.push(
-    `Benchmark${report.smoke ? ' (SMOKE: tiny data, figures meaningless)' : ''}: ${report.seeding.users.toLocaleString('en-US')} users, ` +
-      `${report.settings.connections} connections (registered users and deletes ${report.settings.heavyConnections}), ` +
-      `${report.settings.duration} s per run after ${report.settings.warmup} s warm-up, ${report.settings.rounds} round(s); ` +
-      `${report.machine.cpus.length} × ${report.machine.cpus[0]?.model ?? 'cpu'}, node ${report.machine.node}`,
-  );
-  out.push('');
-  out.push(table(header, rows));
-  out.push(
-    "ratio = service / baseline. * the baseline of GraphQL is the REST lookup baseline; of the sweeper scenario, the same instance with nothing to sweep. RSS: the service's peak during the scenario.",
-  );
-  for (const sc of report.scenarios.filter((x) => x.sweep)) {
-    const runs = sc.sweep!.runs;
-    out.push(
-      `Sweeper: ${sc.sweep!.backlog.toLocaleString('en-US')} expired sessions per sweeping run, batches of ${sc.sweep!.batchSize}; removed during each run ` +
-        `${runs.map((r) => `${r.removed.toLocaleString('en-US')} in ${fmt(r.seconds, 1)} s (${r.rowsPerSecond.toLocaleString('en-US')}/s, ${r.leftAtEnd.toLocaleString('en-US')} left)`).join('; ')}.`,
-    );
-  }
-  if (report.lookups) {
-    out.push('');
-    out.push(...comparisonTable(report.lookups));
-  }
+  return table(header, rows);
+}
+
+function sweeperLines(report: Report): string[] {
+  return report.scenarios
+    .filter((x) => x.sweep)
+    .map((sc) => {
+      const runs = sc.sweep!.runs;
+      return (
+        `Sweeper: ${sc.sweep!.backlog.toLocaleString('en-US')} expired sessions per sweeping run, batches of ${sc.sweep!.batchSize}; removed during each run ` +
+        `${runs.map((r) => `${r.removed.toLocaleString('en-US')} in ${fmt(r.seconds, 1)} s (${r.rowsPerSecond.toLocaleString('en-US')}/s, ${r.leftAtEnd.toLocaleString('en-US')} left)`).join('; ')}.`
+      );
+    });
+}
+
+/** Each round's figures of the scenarios that ran in rounds (none: no lines). */
+function roundsTable(report: Report): string[] {
   const rounded = report.scenarios.filter((sc) => sc.rounds && sc.rounds.length > 1);
-  if (rounded.length > 0) {
-    out.push('');
-    out.push("Rounds (the table gives the median of each figure; ratio: the median of the rounds' ratios):");
-    out.push(
-      table(
-        ['scenario', 'req/s svc per round', 'base per round', 'req/s ratio per round', 'p99 ratio per round'],
-        rounded.map((sc) => [
-          sc.name,
-          sc.rounds!.map((r) => fmt(r.service.reqPerSec, 0)).join(' / '),
-          sc.rounds!.map((r) => fmt(r.baseline.reqPerSec, 0)).join(' / '),
-          `${sc.rounds!.map((r) => fmt(r.ratios.reqPerSec)).join(' / ')}  (spread ${fmt(Math.max(...sc.rounds!.map((r) => r.ratios.reqPerSec)) - Math.min(...sc.rounds!.map((r) => r.ratios.reqPerSec)))})`,
-          sc.rounds!.map((r) => fmt(r.ratios.p99)).join(' / '),
-        ]),
-      ),
-    );
-  }
-  out.push('');
+  if (rounded.length === 0) return [];
+  return [
+    '',
+    "Rounds (the table gives the median of each figure; ratio: the median of the rounds' ratios):",
+    table(
+      ['scenario', 'req/s svc per round', 'base per round', 'req/s ratio per round', 'p99 ratio per round'],
+      rounded.map((sc) => [
+        sc.name,
+        sc.rounds!.map((r) => fmt(r.service.reqPerSec, 0)).join(' / '),
+        sc.rounds!.map((r) => fmt(r.baseline.reqPerSec, 0)).join(' / '),
+        `${sc.rounds!.map((r) => fmt(r.ratios.reqPerSec)).join(' / ')}  (spread ${fmt(Math.max(...sc.rounds!.map((r) => r.ratios.reqPerSec)) - Math.min(...sc.rounds!.map((r) => r.ratios.reqPerSec)))})`,
+        sc.rounds!.map((r) => fmt(r.ratios.p99)).join(' / '),
+      ]),
+    ),
+  ];
+}
+
+/** The seeding times, peak memory, the soak and the parity check. */
+function runLines(report: Report): string[] {
+  const out: string[] = [];
   const t = report.seeding.seconds;
   out.push(
     `Seeding: ${report.seeding.users.toLocaleString('en-US')} users ${fmt(t.users)} s, ` +
@@ -270,21 +339,7 @@ export function render(report: Report, targets: TargetResult[]): string {
     );
   }
   out.push(`Parity (service and baseline answer alike): ${report.parity.checked - report.parity.mismatches.length}/${report.parity.checked}.`);
-  out.push('');
-  out.push(
-    table(
-      ['target', 'measured', 'result'],
-      targets.map((r) => [r.target, r.value, r.met === null ? 'n/a' : r.met ? 'PASS' : 'FAIL']),
-      2,
-    ),
-  );
-  if (report.warnings.length > 0) {
-    out.push('');
-    out.push('Warnings:');
-    for (const w of report.warnings) out.push(`  - ${w}`);
-  }
-  out.push('');
-  return out.join('\n');
+  return out;
 }
 
 export function writeReport(report: Report, targets: TargetResult[], file: string | undefined): string {

@@ -3,7 +3,7 @@
 // bulk methods, the code paths the service itself uses.
 import { Client } from 'pg';
 import { openDatabase } from '../src/db';
-import { createServices } from '../src/services';
+import { type Caller, createServices, type Services } from '../src/services';
 import { hashPassword } from '../src/services/secrets';
 import type { ImportedUser } from '../src/services/users';
 import type { BenchOptions } from './options';
@@ -111,8 +111,14 @@ function shuffle<T>(items: T[]): T[] {
   return items;
 }
 
-/** A book of `size` contacts of which `share` are registered users' phones; returns the contacts and the matches. */
-function book(size: number, share: number, users: number, prefix: string): { contacts: { name: string; phone: string }[]; matching: number } {
+interface Book {
+  contacts: { name: string; phone: string }[];
+  /** Contacts whose phone is a registered user's. */
+  matching: number;
+}
+
+/** A book of `size` contacts of which `share` are registered users' phones. */
+function book(size: number, share: number, users: number, prefix: string): Book {
   const matches = sampleExternalIds(Math.round(size * share), users);
   const contacts = matches.map((id) => ({ name: `Friend ${id}`, phone: userPhone(id) }));
   for (let k = 1; contacts.length < size; k++) contacts.push({ name: `Stranger ${k}`, phone: `${prefix}${pad7(k)}` });
@@ -144,93 +150,14 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
   try {
     const { application } = await services.applications.create('bench');
     const applicationId = application.id;
-
-    // Users: one password hash for everyone (hashing is deliberately slow),
-    // batches of options.userBatch, two statements in flight so that building
-    // the next batch overlaps the database's work on the previous one.
-    started = performance.now();
-    const passwordHash = hashPassword('bench-password');
-    const bar = progress('users (users.createMany)', options.users);
-    function* batches(): Generator<ImportedUser[]> {
-      for (let first = 1; first <= options.users; first += options.userBatch) {
-        const last = Math.min(options.users, first + options.userBatch - 1);
-        const batch: ImportedUser[] = [];
-        for (let id = first; id <= last; id++) {
-          batch.push({
-            login: `user${id}`,
-            passwordHash,
-            fullName: `Bench User ${id}`,
-            email: `user${id}@bench.example`,
-            phone: userPhone(id),
-            externalUserId: id,
-          });
-        }
-        yield batch;
-      }
-    }
-    await pipeline(batches(), 2, async (batch) => {
-      const created = await services.users.createMany(applicationId, batch);
-      if (created !== batch.length) throw new Error(`users.createMany created ${created} of ${batch.length} users`);
-      bar.increment(created);
-    });
-    bar.stop();
-    const usersSeconds = seconds(started);
-    log(`seeded ${options.users.toLocaleString('en-US')} users in ${usersSeconds} s`);
+    const usersSeconds = await seedUsers(services, applicationId, options);
 
     const asApp = { kind: 'application', applicationId, via: 'apiKey' } as const;
     const caller = await services.users.findByExternalId(asApp, 1);
     const other = await services.users.findByExternalId(asApp, 2);
     const asCaller = { kind: 'user', applicationId, userId: caller.id, via: 'session' } as const;
-
-    // Address books: the global one for the load, 'big' for the correctness check.
-    started = performance.now();
-    const global = book(options.contacts, options.matchShare, options.users, '+1666');
-    const big = book(options.bigContacts, options.matchShare, options.users, '+1777');
-    const contactsBar = progress('contacts (addressBook.upload)', global.contacts.length + big.contacts.length);
-    for (const [udid, { contacts }] of [
-      ['', global],
-      ['big', big],
-    ] as const) {
-      for (let i = 0; i < contacts.length; i += 10_000) {
-        const slice = contacts.slice(i, i + 10_000);
-        const result = await services.addressBook.upload(asCaller, slice, udid, false);
-        if (result.created !== slice.length) throw new Error(`addressBook.upload created ${result.created} of ${slice.length}`);
-        contactsBar.increment(slice.length);
-      }
-    }
-    contactsBar.stop();
-    const contactsSeconds = seconds(started);
-
-    // Messages: a dialog owned by the caller per target and delete mode, each
-    // holding a quarter of the messages; every delete request gets ids of its own.
-    started = performance.now();
-    const perPool = Math.floor(options.messages / 4);
-    const plan = deletePlan(perPool);
-    const pools = {} as SeedResult['pools'];
-    const messagesBar = progress('messages (messages.createMany)', perPool * 4);
-    let messagesSeeded = 0;
-    for (const target of ['service', 'baseline'] as const) {
-      for (const mode of ['me', 'everyone'] as const) {
-        const dialog = await services.messages.createDialog({ applicationId, ownerId: caller.id, occupantIds: [other.id] });
-        const ids: string[] = [];
-        for (let i = 0; i < perPool; i += 10_000) {
-          const bodies = Array.from({ length: Math.min(10_000, perPool - i) }, (_, k) => `bench message ${i + k}`);
-          ids.push(...(await services.messages.createMany({ dialogId: dialog.id, senderId: other.id, bodies })));
-          messagesBar.increment(bodies.length);
-        }
-        messagesSeeded += ids.length;
-        let next = 0;
-        const take = (size: number) => ids.slice(next, (next += size));
-        for (const { size, warm, measured } of plan) {
-          pools[`${target}:${mode}:${size}`] = {
-            warm: Array.from({ length: warm }, () => take(size)),
-            measured: Array.from({ length: measured }, () => take(size)),
-          };
-        }
-      }
-    }
-    messagesBar.stop();
-    const messagesSeconds = seconds(started);
+    const books = await seedBooks(services, asCaller, options);
+    const messages = await seedMessages(services, { applicationId, ownerId: caller.id, senderId: other.id }, options);
 
     const serviceToken = (await services.applications.createSession(applicationId, caller.id)).token;
     const baselineToken = (await services.applications.createSession(applicationId, caller.id)).token;
@@ -249,15 +176,15 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
       serviceToken,
       baselineToken,
       users: options.users,
-      contactsMatching: global.matching,
-      bigMatching: big.matching,
-      messagesSeeded,
-      pools,
+      contactsMatching: books.global.matching,
+      bigMatching: books.big.matching,
+      messagesSeeded: messages.seeded,
+      pools: messages.pools,
       timings: {
         createDatabase: createSeconds,
         users: usersSeconds,
-        contacts: contactsSeconds,
-        messages: messagesSeconds,
+        contacts: books.seconds,
+        messages: messages.seconds,
         total,
         analyze,
       },
@@ -266,4 +193,113 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
     await services.close();
     await db.close();
   }
+}
+
+/**
+ * Users: one password hash for everyone (hashing is deliberately slow),
+ * batches of options.userBatch, two statements in flight so that building
+ * the next batch overlaps the database's work on the previous one. Returns
+ * the seconds it took.
+ */
+async function seedUsers(services: Services, applicationId: number, options: BenchOptions): Promise<number> {
+  const started = performance.now();
+  const passwordHash = hashPassword('bench-password');
+  const bar = progress('users (users.createMany)', options.users);
+  function* batches(): Generator<ImportedUser[]> {
+    for (let first = 1; first <= options.users; first += options.userBatch) {
+      const last = Math.min(options.users, first + options.userBatch - 1);
+      const batch: ImportedUser[] = [];
+      for (let id = first; id <= last; id++) {
+        batch.push({
+          login: `user${id}`,
+          passwordHash,
+          fullName: `Bench User ${id}`,
+          email: `user${id}@bench.example`,
+          phone: userPhone(id),
+          externalUserId: id,
+        });
+      }
+      yield batch;
+    }
+  }
+  await pipeline(batches(), 2, async (batch) => {
+    const created = await services.users.createMany(applicationId, batch);
+    if (created !== batch.length) throw new Error(`users.createMany created ${created} of ${batch.length} users`);
+    bar.increment(created);
+  });
+  bar.stop();
+  const usersSeconds = seconds(started);
+  log(`seeded ${options.users.toLocaleString('en-US')} users in ${usersSeconds} s`);
+  return usersSeconds;
+}
+
+/** The caller's address books: the global one for the load, 'big' for the correctness check. */
+async function seedBooks(services: Services, asCaller: Caller, options: BenchOptions): Promise<{ global: Book; big: Book; seconds: number }> {
+  const started = performance.now();
+  const global = book(options.contacts, options.matchShare, options.users, '+1666');
+  const big = book(options.bigContacts, options.matchShare, options.users, '+1777');
+  const contactsBar = progress('contacts (addressBook.upload)', global.contacts.length + big.contacts.length);
+  for (const [udid, { contacts }] of [
+    ['', global],
+    ['big', big],
+  ] as const) {
+    for (let i = 0; i < contacts.length; i += 10_000) {
+      const slice = contacts.slice(i, i + 10_000);
+      const result = await services.addressBook.upload(asCaller, slice, udid, false);
+      if (result.created !== slice.length) throw new Error(`addressBook.upload created ${result.created} of ${slice.length}`);
+      contactsBar.increment(slice.length);
+    }
+  }
+  contactsBar.stop();
+  return { global, big, seconds: seconds(started) };
+}
+
+/**
+ * Messages: a dialog owned by the caller per target and delete mode, each
+ * holding a quarter of the messages; every delete request gets ids of its own.
+ */
+async function seedMessages(
+  services: Services,
+  dialog: { applicationId: number; ownerId: number; senderId: number },
+  options: BenchOptions,
+): Promise<{ pools: SeedResult['pools']; seeded: number; seconds: number }> {
+  const started = performance.now();
+  const perPool = Math.floor(options.messages / 4);
+  const plan = deletePlan(perPool);
+  const pools = {} as SeedResult['pools'];
+  const messagesBar = progress('messages (messages.createMany)', perPool * 4);
+  let seeded = 0;
+  for (const target of ['service', 'baseline'] as const) {
+    for (const mode of ['me', 'everyone'] as const) {
+      const ids = await seedDialog(services, dialog, perPool, (n) => messagesBar.increment(n));
+      seeded += ids.length;
+      let next = 0;
+      const take = (size: number) => ids.slice(next, (next += size));
+      for (const { size, warm, measured } of plan) {
+        pools[`${target}:${mode}:${size}`] = {
+          warm: Array.from({ length: warm }, () => take(size)),
+          measured: Array.from({ length: measured }, () => take(size)),
+        };
+      }
+    }
+  }
+  messagesBar.stop();
+  return { pools, seeded, seconds: seconds(started) };
+}
+
+/** A dialog of the owner's with `count` messages from the sender; returns their ids in order. */
+async function seedDialog(
+  services: Services,
+  { applicationId, ownerId, senderId }: { applicationId: number; ownerId: number; senderId: number },
+  count: number,
+  made: (n: number) => void,
+): Promise<string[]> {
+  const dialog = await services.messages.createDialog({ applicationId, ownerId, occupantIds: [senderId] });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 10_000) {
+    const bodies = Array.from({ length: Math.min(10_000, count - i) }, (_, k) => `bench message ${i + k}`);
+    ids.push(...(await services.messages.createMany({ dialogId: dialog.id, senderId, bodies })));
+    made(bodies.length);
+  }
+  return ids;
 }

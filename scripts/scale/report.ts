@@ -3,6 +3,7 @@
 // errors lasted and how long the fault took to heal; then the checks, PASS or
 // FAIL. SCALE_PROOF_OUT=file also writes them as JSON.
 import { writeFileSync } from 'node:fs';
+import { percentile } from '../lib/percentile';
 import { type FaultWindow, inWindow, WINDOW_GRACE_MS } from './faults';
 import type { Sample } from './load';
 
@@ -10,12 +11,6 @@ export interface Check {
   name: string;
   ok: boolean;
   detail: string;
-}
-
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
 export const countKinds = (kinds: string[]): Record<string, number> =>

@@ -15,13 +15,13 @@
 // within 10 s, and how soon after the standby's return).
 import { Client } from 'pg';
 import { parseArgs } from 'node:util';
+import { percentile } from '../lib/percentile';
 import { freePort } from '../lib/ports';
 import { FAILOVER_PACKAGES, installDebianPackages } from './install';
 import { startInstances, startRedis } from './instances';
 import { call } from './load';
 import { PatroniCluster } from './patroni';
 import { log, postgresUser, Runner, sleep } from './processes';
-import { percentile } from './report';
 import { seed, type VirtualUser } from './seed';
 
 interface Round {

@@ -15,7 +15,8 @@
 //   as created exactly once across the answers.
 import { LONG, recordFigures } from '../support/figures';
 import { bookOf, type Contact } from '../support/address-book';
-import { chooseSeed, countBy, percentile, random, runConcurrently, type Timed, timed } from '../support/concurrency';
+import { chooseSeed, countBy, random, runConcurrently, type Timed, timed } from '../support/concurrency';
+import { percentile } from '../../scripts/lib/percentile';
 import { seedTenant, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';
 import { hashPassword } from '../../src/services/secrets';

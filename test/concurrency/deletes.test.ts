@@ -19,7 +19,8 @@
 // pool's connections run them in parallel (row locks, READ COMMITTED).
 import { createHash } from 'node:crypto';
 import { LONG, recordFigures } from '../support/figures';
-import { chooseSeed, countBy, percentile, random, type Random, runConcurrently, type Timed, timed } from '../support/concurrency';
+import { chooseSeed, countBy, random, type Random, runConcurrently, type Timed, timed } from '../support/concurrency';
+import { percentile } from '../../scripts/lib/percentile';
 import { unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';

@@ -9,6 +9,7 @@
 // in a child process), whatever TEST_DATABASE_URL says: the run's shared
 // server cannot be taken down under the other test files.
 import { Client } from 'pg';
+import { percentile } from '../../scripts/lib/percentile';
 import { MESSAGES } from '../../src/errors';
 import { LONG, recordFigures } from '../support/figures';
 import { UNKNOWN } from '../support/messages';
@@ -261,12 +262,6 @@ function countBy(outcomes: Outcome[]): Record<string, number> {
 }
 
 const failLatencies = (outcomes: Outcome[]) => outcomes.filter((o) => o.result !== 'normal').map((o) => o.endedAt - o.startedAt);
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function status(path: string): Promise<{ status: number; body: any }> {
   const response = await fetch(`${service.baseUrl}${path}`);

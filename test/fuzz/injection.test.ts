@@ -40,7 +40,7 @@ import {
   SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
-import type { TestService } from '../support/service';
+import { useService } from '../support/service';
 import { restForm, type SignedRequest, signedSessionRequest } from '../support/sessions';
 import { PHONE_PATTERN, phoneKey } from '../../src/services/phones';
 import { hashPassword } from '../../src/services/secrets';
@@ -115,7 +115,6 @@ const INJECTIONS: readonly string[] = [
   'x'.repeat(300),
 ];
 
-let service: TestService;
 let port: number;
 /** The caller's application, and another one whose data must never show. */
 let caller: Tenant;
@@ -127,9 +126,15 @@ let useDisposableSessions: DisposableSessions;
 const loginUsers = new Map<string, number>();
 const LOGIN_PASSWORD = 'injection-password';
 
+// Declared before useService: Jest runs a block's afterAll hooks in the order
+// they were declared, and the end state is read from the service's database.
+afterAll(checkEndState);
+// Failed-password budgets out of the way: the strings are tried as logins many times, from one address.
+const service = useService(
+  { sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } },
+  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+);
 beforeAll(async () => {
-  // Failed-password budgets out of the way: the strings are tried as logins many times, from one address.
-  service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
   port = Number(new URL(service.baseUrl).port);
   caller = await seedTenant(service.app.services);
   other = await seedTenant(service.app.services);
@@ -864,11 +869,13 @@ describe.each(INPUTS.map((input) => [input.name, input] as const))('%s', (_name,
   });
 });
 
-afterAll(async () => {
-  if (!service) return;
-  // The end state: every table still there, every count as it was but the
-  // contacts the uploads created (with the matches they made: uploads store
-  // seeded users' phones) and the sessions (and their nonces) made.
+/**
+ * The end state: every table still there, every count as it was but the
+ * contacts the uploads created (with the matches they made: uploads store
+ * seeded users' phones) and the sessions (and their nonces) made.
+ */
+async function checkEndState(): Promise<void> {
+  if (!initial) return; // the service or its seeding did not start: nothing to compare
   const final = await digest(service.db.pool);
   expect(Object.keys(final)).toEqual(Object.keys(initial));
   const made = ['contacts', 'address_book_matches', 'sessions', 'session_nonces'];
@@ -894,5 +901,4 @@ afterAll(async () => {
     slowestInput: slowest.input,
     maxAllowedMs: MAX_MS,
   });
-  await service.close();
-});
+}

@@ -20,22 +20,22 @@ import { createServices } from '../../src/services';
 import { recordFigures } from '../support/figures';
 import { startIsolatedService } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
-import { type TestService, usingServer } from '../support/service';
+import { useService, usingServer } from '../support/service';
 
 jest.setTimeout(180_000);
 
 const root = path.resolve(__dirname, '../..');
 const work = mkdtempSync(path.join(tmpdir(), 'sweeper-'));
-let service: TestService;
 const children = new Set<ChildProcess>();
 const figures: Record<string, unknown> = {};
-beforeAll(async () => {
-  service = await startIsolatedService();
-});
-afterAll(async () => {
+// Jest runs afterAll hooks in the order they were declared: the processes
+// started over the service's database end before it closes, the folder goes after.
+afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   recordFigures('sweeper', figures);
-  await service?.close();
+});
+const service = useService({}, { start: startIsolatedService });
+afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 

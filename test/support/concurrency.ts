@@ -88,13 +88,6 @@ export function countBy<T>(items: readonly T[], key: (item: T) => string): Recor
   return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
 }
 
-/** Nearest-rank percentile of durations (ms). */
-export function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return 0;
-  const sortedValues = [...values].sort((a, b) => a - b);
-  return sortedValues[Math.min(sortedValues.length - 1, Math.max(0, Math.ceil((p / 100) * sortedValues.length) - 1))]!;
-}
-
 /**
  * Records, from inside the database, every UPDATE that moves a watched
  * session's `expires_at`, or a watched user's `last_request_at`, backwards
