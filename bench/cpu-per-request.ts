@@ -44,8 +44,8 @@ async function main() {
     // The destination main uses (asynchronous, batched pino writes), to /dev/null.
     logger: { level: 'info', stream: logDestination('/dev/null') },
   });
-  const { services } = app;
-  const { application } = await services.applications.create('cpu');
+  const { services, provisioning } = app;
+  const { application } = await provisioning.applications.create('cpu');
   // Users with one password hash (hashing is deliberately slow).
   const passwordHash = hashPassword('cpu-password');
   const users = 200;
@@ -78,7 +78,7 @@ async function main() {
   }));
   await services.addressBook.upload(caller, book, '', false);
 
-  const token = (await services.applications.createSession(application.id, 1)).token;
+  const token = (await provisioning.applications.createSession(application.id, 1)).token;
   const headers = { 'svc-token': token };
   const id = (i: number) => 1 + (i % users);
 

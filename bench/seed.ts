@@ -1,10 +1,12 @@
 // The benchmark's database: created (dropped first) on the server, migrated
 // with openDatabase({migrate: true}), and seeded through the services' own
-// bulk methods, the code paths the service itself uses.
+// bulk methods, the code paths the service itself uses (the application, its
+// dialogs and sessions through src/provisioning, as the admin CLI makes them).
 import { Client } from 'pg';
 import { openDatabase } from '../src/db';
+import { createProvisioning } from '../src/provisioning';
 import { createServices } from '../src/services';
-import { hashPassword } from '../src/services/secrets';
+import { hashPassword, newSecretsKey } from '../src/services/secrets';
 import type { ImportedUser } from '../src/services/users';
 import type { BenchOptions } from './options';
 import { log, progress } from './progress';
@@ -140,9 +142,11 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
   // Seeding statements are bulk imports, not requests: on a machine busy with other work a batch can outlast the service's 5 s bound.
   const db = await openDatabase({ url, migrate: true, poolMax: 4, statementTimeoutMs: 300_000 });
   const createSeconds = seconds(started);
-  const services = createServices(db);
+  const secretsKey = newSecretsKey();
+  const services = createServices(db, { secretsKey });
+  const provisioning = createProvisioning(db, { secretsKey, services });
   try {
-    const { application } = await services.applications.create('bench');
+    const { application } = await provisioning.applications.create('bench');
     const applicationId = application.id;
 
     // Users: one password hash for everyone (hashing is deliberately slow),
@@ -211,7 +215,7 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
     let messagesSeeded = 0;
     for (const target of ['service', 'baseline'] as const) {
       for (const mode of ['me', 'everyone'] as const) {
-        const dialog = await services.messages.createDialog({ applicationId, ownerId: caller.id, occupantIds: [other.id] });
+        const dialog = await provisioning.messages.createDialog({ applicationId, ownerId: caller.id, occupantIds: [other.id] });
         const ids: string[] = [];
         for (let i = 0; i < perPool; i += 10_000) {
           const bodies = Array.from({ length: Math.min(10_000, perPool - i) }, (_, k) => `bench message ${i + k}`);
@@ -232,8 +236,8 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
     messagesBar.stop();
     const messagesSeconds = seconds(started);
 
-    const serviceToken = (await services.applications.createSession(applicationId, caller.id)).token;
-    const baselineToken = (await services.applications.createSession(applicationId, caller.id)).token;
+    const serviceToken = (await provisioning.applications.createSession(applicationId, caller.id)).token;
+    const baselineToken = (await provisioning.applications.createSession(applicationId, caller.id)).token;
     const total = seconds(startedAll);
 
     // Not part of the seeding time: what autovacuum would soon do on a

@@ -131,8 +131,8 @@ beforeAll(async () => {
   // Failed-password budgets out of the way: the strings are tried as logins many times, from one address.
   service = await startIsolatedService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
   port = Number(new URL(service.baseUrl).port);
-  caller = await seedTenant(service.app.services);
-  other = await seedTenant(service.app.services);
+  caller = await seedTenant(service.app.provisioning);
+  other = await seedTenant(service.app.provisioning);
   useDisposableSessions = disposableSessions(service, [caller, other]);
   // One import, one password hash for all (hashing is deliberately slow); NUL and over 255 characters are no logins.
   const logins = INJECTIONS.filter((s) => !s.includes('\u0000') && [...s].length <= 255);
