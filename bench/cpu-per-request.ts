@@ -17,7 +17,6 @@ import { Client } from 'pg';
 import { type App, createApp } from '../src/app';
 import { openDatabase } from '../src/db';
 import { logDestination } from '../src/http/observability';
-import type { Services } from '../src/services';
 import { hashPassword } from '../src/services/secrets';
 import { median } from './figures';
 import { GRAPHQL_LOOKUP } from './queries';
@@ -41,7 +40,7 @@ async function main() {
     // The destination main uses (asynchronous, batched pino writes), to /dev/null.
     logger: { level: 'info', stream: logDestination('/dev/null') },
   });
-  const token = await seedData(app.services);
+  const token = await seedData(app);
   const kinds = requestKinds(app, { 'svc-token': token });
   const only = values.only ? (values.only.split(',') as Kind[]) : (Object.keys(kinds) as Kind[]);
   const results = await measure(kinds, only);
@@ -66,8 +65,8 @@ async function freshDatabase(): Promise<string> {
 }
 
 /** An application with the lookups' users and the caller's registered users; returns the caller's session token. */
-async function seedData(services: Services): Promise<string> {
-  const { application } = await services.applications.create('cpu');
+async function seedData({ services, provisioning }: App): Promise<string> {
+  const { application } = await provisioning.applications.create('cpu');
   // Users with one password hash (hashing is deliberately slow).
   const passwordHash = hashPassword('cpu-password');
   await services.users.createMany(
@@ -98,7 +97,7 @@ async function seedData(services: Services): Promise<string> {
     phone: i % 5 === 0 ? `+1666${String(i * 2).padStart(7, '0')}` : `+1777${String(i).padStart(7, '0')}`,
   }));
   await services.addressBook.upload(caller, book, '', false);
-  return (await services.applications.createSession(application.id, 1)).token;
+  return (await provisioning.applications.createSession(application.id, 1)).token;
 }
 
 /** The requests measured, by kind: the i-th request of a kind. */

@@ -1,10 +1,12 @@
 // The benchmark's database: created (dropped first) on the server, migrated
 // with openDatabase({migrate: true}), and seeded through the services' own
-// bulk methods, the code paths the service itself uses.
+// bulk methods, the code paths the service itself uses (the application, its
+// dialogs and sessions through src/provisioning, as the admin CLI makes them).
 import { Client } from 'pg';
 import { openDatabase } from '../src/db';
+import { createProvisioning, type Provisioning } from '../src/provisioning';
 import { type Caller, createServices, type Services } from '../src/services';
-import { hashPassword } from '../src/services/secrets';
+import { hashPassword, newSecretsKey } from '../src/services/secrets';
 import type { ImportedUser } from '../src/services/users';
 import type { BenchOptions } from './options';
 import { log, progress } from './progress';
@@ -146,9 +148,11 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
   // Seeding statements are bulk imports, not requests: on a machine busy with other work a batch can outlast the service's 5 s bound.
   const db = await openDatabase({ url, migrate: true, poolMax: 4, statementTimeoutMs: 300_000 });
   const createSeconds = seconds(started);
-  const services = createServices(db);
+  const secretsKey = newSecretsKey();
+  const services = createServices(db, { secretsKey });
+  const provisioning = createProvisioning(db, { secretsKey, services });
   try {
-    const { application } = await services.applications.create('bench');
+    const { application } = await provisioning.applications.create('bench');
     const applicationId = application.id;
     const usersSeconds = await seedUsers(services, applicationId, options);
 
@@ -157,10 +161,10 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
     const other = await services.users.findByExternalId(asApp, 2);
     const asCaller = { kind: 'user', applicationId, userId: caller.id, via: 'session' } as const;
     const books = await seedBooks(services, asCaller, options);
-    const messages = await seedMessages(services, { applicationId, ownerId: caller.id, senderId: other.id }, options);
+    const messages = await seedMessages({ services, provisioning }, { applicationId, ownerId: caller.id, senderId: other.id }, options);
 
-    const serviceToken = (await services.applications.createSession(applicationId, caller.id)).token;
-    const baselineToken = (await services.applications.createSession(applicationId, caller.id)).token;
+    const serviceToken = (await provisioning.applications.createSession(applicationId, caller.id)).token;
+    const baselineToken = (await provisioning.applications.createSession(applicationId, caller.id)).token;
     const total = seconds(startedAll);
 
     // Not part of the seeding time: what autovacuum would soon do on a
@@ -259,7 +263,7 @@ async function seedBooks(services: Services, asCaller: Caller, options: BenchOpt
  * holding a quarter of the messages; every delete request gets ids of its own.
  */
 async function seedMessages(
-  services: Services,
+  writers: { services: Services; provisioning: Provisioning },
   dialog: { applicationId: number; ownerId: number; senderId: number },
   options: BenchOptions,
 ): Promise<{ pools: SeedResult['pools']; seeded: number; seconds: number }> {
@@ -271,7 +275,7 @@ async function seedMessages(
   let seeded = 0;
   for (const target of ['service', 'baseline'] as const) {
     for (const mode of ['me', 'everyone'] as const) {
-      const ids = await seedDialog(services, dialog, perPool, (n) => messagesBar.increment(n));
+      const ids = await seedDialog(writers, dialog, perPool, (n) => messagesBar.increment(n));
       seeded += ids.length;
       let next = 0;
       const take = (size: number) => ids.slice(next, (next += size));
@@ -289,12 +293,12 @@ async function seedMessages(
 
 /** A dialog of the owner's with `count` messages from the sender; returns their ids in order. */
 async function seedDialog(
-  services: Services,
+  { services, provisioning }: { services: Services; provisioning: Provisioning },
   { applicationId, ownerId, senderId }: { applicationId: number; ownerId: number; senderId: number },
   count: number,
   made: (n: number) => void,
 ): Promise<string[]> {
-  const dialog = await services.messages.createDialog({ applicationId, ownerId, occupantIds: [senderId] });
+  const dialog = await provisioning.messages.createDialog({ applicationId, ownerId, occupantIds: [senderId] });
   const ids: string[] = [];
   for (let i = 0; i < count; i += 10_000) {
     const bodies = Array.from({ length: Math.min(10_000, count - i) }, (_, k) => `bench message ${i + k}`);

@@ -33,9 +33,11 @@ import { csrfPreflightHeaders, registerSecurity, type SecurityOptions } from './
 import { registerOpenApi } from './rest/openapi';
 import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
 import { registerRestRoutes, styleOfPath } from './rest/routes';
+import { createProvisioning, type Provisioning } from './provisioning';
 import { createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
 import { SWEPT_KINDS } from './services/sweeper';
 import { SESSION_TTL_SECONDS, type AuthOptions } from './services/auth';
+import { newSecretsKey } from './services/secrets';
 import { registerTracing } from './tracing/spans';
 import type { Config } from './config';
 import type { SharedRedis } from './scale/redis';
@@ -69,7 +71,7 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** Headers that carry a session token, lower case (default: svc-token, qb-token). */
   sessionTokenHeaders?: readonly string[];
-  /** Seals applications' auth secrets (see createServices; tests may leave it out). */
+  /** Seals applications' auth secrets (see createServices; tests may leave it out: a key of this app alone). */
   secretsKey?: Buffer;
   /** Session requests' timestamp window, failed-login budgets and sessions per user. */
   sessions?: SessionsOptions;
@@ -151,6 +153,8 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
 export interface App {
   readonly fastify: FastifyInstance;
   readonly services: Services;
+  /** Writes that set tenants up (the demo seed, tests' fixtures); no request reaches them, and Prisma loads on the first. */
+  readonly provisioning: Provisioning;
   /** How /graphql documents ran: compiled, or on graphql-js (src/graphql/execute.ts). */
   readonly graphqlExecution: ExecutionStats;
   /** Stops accepting, drains in-flight requests, stops Apollo. The database is the caller's. */
@@ -162,14 +166,16 @@ const MAX_URL_BYTES = 64 * 1024;
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { database } = options;
+  const secretsKey = options.secretsKey ?? newSecretsKey();
   const services = createServices(database, {
     auth: options.auth,
-    secretsKey: options.secretsKey,
+    secretsKey,
     sessions: { ...options.sessions, redis: options.redis },
     reads: options.reads,
     messages: options.messages,
     sweeper: options.sweeper,
   });
+  const provisioning = createProvisioning(database, { secretsKey, services });
   const schema = buildSchema();
   const sessionTokenHeaders = options.sessionTokenHeaders ?? DEFAULT_SESSION_TOKEN_HEADERS;
   const contextOf = (request: FastifyRequest): Context =>
@@ -390,6 +396,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     fastify,
     services,
+    provisioning,
     graphqlExecution: execution.stats,
     async close() {
       closing = true;

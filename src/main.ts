@@ -165,7 +165,7 @@ async function main(): Promise<void> {
   const { port } = app.fastify.server.address() as { port: number };
   const base = `${config.TLS_CERT_FILE ? 'https' : 'http'}://localhost:${port}`;
   if (database.embedded && config.DEMO_SEED) {
-    const demo = await prepareDemo(database, app.services);
+    const demo = await prepareDemo(app.provisioning, app.services);
     explorerHeaders = { 'SVC-Token': demo.userToken };
     process.stdout.write(`\n${demoInstructions(base, demo)}\n\n`);
   }

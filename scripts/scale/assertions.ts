@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
 import { openDatabase } from '../../src/db';
 import { parseLsn } from '../../src/scale/replicas';
+import { createProvisioning } from '../../src/provisioning';
 import { createServices } from '../../src/services';
 import type { Write } from './load';
 import { sleep, waitFor } from './processes';
@@ -76,7 +77,7 @@ export async function credentialBudget(ports: number[], budget: number): Promise
 export async function revocation(ports: number[], primaryUrl: string, applicationId: number, userId: number, secretsKey: Buffer): Promise<Check> {
   const db = await openDatabase({ url: primaryUrl, migrate: false, poolMax: 1 });
   const services = createServices(db, { auth: { cacheMs: 0 }, secretsKey });
-  const { token } = await services.applications.createSession(applicationId, userId);
+  const { token } = await createProvisioning(db, { secretsKey, services }).applications.createSession(applicationId, userId);
   await services.close();
   await db.close();
   const headers = { 'SVC-Token': token };

@@ -4,6 +4,7 @@
 // uploads list and unlist.
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../src/db';
+import { createProvisioning } from '../../src/provisioning';
 import { createServices } from '../../src/services';
 
 export interface VirtualUser {
@@ -33,11 +34,12 @@ export async function seed(url: string, count: number): Promise<Seeded> {
   const secretsKey = randomBytes(32);
   const db = await openDatabase({ url, migrate: true, poolMax: 4 });
   const services = createServices(db, { auth: { cacheMs: 0 }, secretsKey });
+  const provisioning = createProvisioning(db, { secretsKey, services });
   try {
-    const { application } = await services.applications.create('scale proof');
+    const { application } = await provisioning.applications.create('scale proof');
     const users: VirtualUser[] = [];
     for (let i = 0; i < count; i++) {
-      const user = await services.users.create({
+      const user = await provisioning.users.create({
         applicationId: application.id,
         login: `user${i}`,
         password: 'password123',
@@ -45,14 +47,14 @@ export async function seed(url: string, count: number): Promise<Seeded> {
         phone: phoneOf(i),
         externalUserId: 10_000 + i,
       });
-      const { token } = await services.applications.createSession(application.id, user.id);
+      const { token } = await provisioning.applications.createSession(application.id, user.id);
       users.push({ id: user.id, externalUserId: 10_000 + i, token, busy: false, partnerListed: false, partnerId: 0, partnerPhone: '', messageIds: [] });
     }
     for (const [i, user] of users.entries()) {
       const partner = users[(i + 1) % users.length]!;
       user.partnerId = partner.id;
       user.partnerPhone = phoneOf((i + 1) % users.length);
-      const dialog = await services.messages.createDialog({ applicationId: application.id, ownerId: user.id, occupantIds: [partner.id] });
+      const dialog = await provisioning.messages.createDialog({ applicationId: application.id, ownerId: user.id, occupantIds: [partner.id] });
       const bodies = Array.from({ length: 200 }, (_, k) => `m${k}`);
       user.messageIds = await services.messages.createMany({ dialogId: dialog.id, senderId: user.id, bodies });
     }

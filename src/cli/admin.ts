@@ -6,15 +6,16 @@
 import '../compile-cache';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig, resolveSecretsKey } from '../config';
-import { type Database, openDatabase } from '../db';
+import { openDatabase } from '../db';
 import { AppError } from '../errors';
+import { createProvisioning, type Provisioning } from '../provisioning';
 import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
 import { positiveInt32 } from '../services/validate';
 import { userRecord } from './user-record';
 
-type Action = (services: Services, database: Database) => Promise<object>;
+type Action = (services: Services, provisioning: Provisioning) => Promise<object>;
 
 function positiveInt(value: string): number {
   const id = positiveInt32(value);
@@ -43,7 +44,7 @@ function buildProgram(run: (action: Action) => void): Command {
     .description('create an application; prints its API key (shown only once) and its auth key and secret')
     .requiredOption('--name <name>', 'application name')
     .option('--region <CC>', 'region phones without a country code are read in (ISO 3166-1 alpha-2, e.g. GB)')
-    .action((opts: { name: string; region?: string }) => run((s) => s.applications.create(opts.name, opts.region ?? null)));
+    .action((opts: { name: string; region?: string }) => run((_s, p) => p.applications.create(opts.name, opts.region ?? null)));
 
   program
     .command('app:set-region')
@@ -65,9 +66,8 @@ function buildProgram(run: (action: Action) => void): Command {
     )
     .option('--app <appId>', 'only this application (default: all)', positiveInt)
     .action((opts: { app?: number }) =>
-      run(async (s, database) => {
-        const ids =
-          opts.app !== undefined ? [opts.app] : (await database.prisma.application.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
+      run(async (s, p) => {
+        const ids = opts.app !== undefined ? [opts.app] : await p.applications.ids();
         const applications = [];
         for (const id of ids) applications.push(await s.phoneKeys.normalise(id));
         return { applications };
@@ -78,15 +78,15 @@ function buildProgram(run: (action: Action) => void): Command {
     .command('app:rotate-auth')
     .description('give an application a new auth key and secret (the old ones stop working)')
     .requiredOption('--app <appId>', 'application id', positiveInt)
-    .action((opts: { app: number }) => run((s) => s.applications.rotateAuth(opts.app)));
+    .action((opts: { app: number }) => run((_s, p) => p.applications.rotateAuth(opts.app)));
 
   program
     .command('app:rotate-api-key')
     .description('give an application a new API key (prints it, shown only once); the old one is refused at once, by running instances too')
     .requiredOption('--app <appId>', 'application id', positiveInt)
     .action((opts: { app: number }) =>
-      run(async (s) => {
-        const { apiKey, previousKeyHash } = await s.applications.rotateApiKey(opts.app);
+      run(async (s, p) => {
+        const { apiKey, previousKeyHash } = await p.applications.rotateApiKey(opts.app);
         // Running instances cache checked keys for 5 s: tell them (REDIS_URL, else NOTIFY).
         const told = await tellInstances((bus) => {
           s.auth.useRevocations(bus);
@@ -124,9 +124,9 @@ function buildProgram(run: (action: Action) => void): Command {
         twitterId?: string;
         userTags?: string;
       }) =>
-        run(async (s) => {
+        run(async (_s, p) => {
           const { app, userTags, ...fields } = opts;
-          const user = await s.users.create({
+          const user = await p.users.create({
             ...fields,
             applicationId: app,
             userTags: userTags
@@ -144,8 +144,8 @@ function buildProgram(run: (action: Action) => void): Command {
     .requiredOption('--app <appId>', 'application id', positiveInt)
     .option('--user <userId>', 'user id', positiveInt)
     .action((opts: { app: number; user?: number }) =>
-      run(async (s) => {
-        const { token, ended } = await s.applications.createSession(opts.app, opts.user);
+      run(async (s, p) => {
+        const { token, ended } = await p.applications.createSession(opts.app, opts.user);
         if (ended.length === 0) return { token };
         // Past SESSIONS_PER_USER_MAX the user's least recently used sessions
         // ended: running instances may have them cached for 5 s.
@@ -175,8 +175,8 @@ function buildProgram(run: (action: Action) => void): Command {
     .requiredOption('--occupants <id,id,...>', 'occupant user ids', intList)
     .option('--type <1|2|3>', 'dialog type', positiveInt, 2)
     .action((opts: { app: number; owner: number; occupants: number[]; type: number }) =>
-      run(async (s) => {
-        const dialog = await s.messages.createDialog({
+      run(async (_s, p) => {
+        const dialog = await p.messages.createDialog({
           applicationId: opts.app,
           ownerId: opts.owner,
           occupantIds: opts.occupants,
@@ -193,8 +193,8 @@ function buildProgram(run: (action: Action) => void): Command {
     .requiredOption('--sender <userId>', 'sender user id (an occupant)', positiveInt)
     .requiredOption('--body <text>', 'message text')
     .action((opts: { dialog: string; sender: number; body: string }) =>
-      run(async (s) => {
-        const message = await s.messages.createMessage({ dialogId: opts.dialog, senderId: opts.sender, body: opts.body });
+      run(async (_s, p) => {
+        const message = await p.messages.createMessage({ dialogId: opts.dialog, senderId: opts.sender, body: opts.body });
         return { message: { id: message.id } };
       }),
     );
@@ -219,10 +219,10 @@ function buildProgram(run: (action: Action) => void): Command {
     .option('--force', 'replace the book with exactly these contacts', false)
     .requiredOption('--contact <name:phone>', 'a contact; repeat for more', contact)
     .action((opts: { user: number; udid?: string; force: boolean; contact: ContactInput[] }) =>
-      run(async (s, database) => {
-        const user = await database.prisma.user.findUnique({ where: { id: opts.user }, select: { applicationId: true } });
-        if (!user) throw new AppError('BAD_USER_INPUT', `user ${opts.user} does not exist`);
-        const caller = { kind: 'user', applicationId: user.applicationId, userId: opts.user, via: 'session' } as const;
+      run(async (s, p) => {
+        const applicationId = await p.users.applicationOf(opts.user);
+        if (applicationId === null) throw new AppError('BAD_USER_INPUT', `user ${opts.user} does not exist`);
+        const caller = { kind: 'user', applicationId, userId: opts.user, via: 'session' } as const;
         const { rejected, ...counts } = await s.addressBook.upload(caller, opts.contact, opts.udid, opts.force);
         // As the REST answer: the contacts not taken are listed only when there are some.
         return rejected.length === 0 ? counts : { ...counts, rejected };
@@ -294,16 +294,14 @@ async function main(argv: string[]): Promise<number> {
   };
   try {
     // No credentials are checked here: no cache, no background writes.
-    const result = await action(
-      createServices(database, {
-        auth: { cacheMs: 0 },
-        secretsKey,
-        sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
-        messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
-        sweeper: { batchSize: config.SWEEP_BATCH_SIZE },
-      }),
-      database,
-    );
+    const services = createServices(database, {
+      auth: { cacheMs: 0 },
+      secretsKey,
+      sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
+      messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+      sweeper: { batchSize: config.SWEEP_BATCH_SIZE },
+    });
+    const result = await action(services, createProvisioning(database, { secretsKey, services }));
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } finally {

@@ -1,45 +1,25 @@
-// One database handle per process: a pg pool, the Prisma client on top of it,
-// and, when no DATABASE_URL is given, the embedded PGlite behind both.
+// One database handle per process: a pg pool and, when no DATABASE_URL is
+// given, the embedded PGlite behind it. Prisma's client, for provisioning
+// alone, is built on the same pool by src/provisioning/client.ts.
 import { Pool, type QueryConfig, type QueryResult } from 'pg';
-import type { PrismaClient } from '../__generated__/prisma/client';
 import { DescribedOnceQuery } from './described-query';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
 import { connectionSurvives, setPoolBounds } from './sql';
 import { PG_TYPES } from './types';
-import { PRISMA_CLIENT_MODULE } from '../paths';
-
-export type { PrismaClient };
-
-type PrismaModules = { client: typeof import('../__generated__/prisma/client'); adapter: typeof import('@prisma/adapter-pg') };
-let prismaModules: PrismaModules | undefined;
-
-/**
- * The Prisma client's modules, loaded on first use: Prisma serves
- * provisioning, the admin CLI and the demo's writes, and the lookups never
- * reach it, so a service that only answers reads does not hold its runtime
- * (~2 MB of start-up allocations, kept by V8's young generation at rest).
- * require, not import(): see main.ts's tracing.
- */
-function loadPrisma(): PrismaModules {
-  return (prismaModules ??= {
-    client: require(PRISMA_CLIENT_MODULE) as PrismaModules['client'],
-    adapter: require('@prisma/adapter-pg') as PrismaModules['adapter'],
-  });
-}
 
 /** A constraint a write broke: a unique key, or a reference to a row that is not there. */
 export type ConstraintViolation = 'unique' | 'foreign-key';
 
 /**
- * Which constraint a failed write broke, whichever client ran it: Prisma's
- * known-request errors (P2002, P2003) or PostgreSQL's own SQLSTATE through pg
- * (23505, 23503); undefined for anything else. Loads nothing: an error of
- * Prisma's comes from a client that is loaded already.
+ * Which constraint a failed write broke, whichever client ran it: the
+ * services' statements fail with PostgreSQL's own SQLSTATE through pg (23505,
+ * 23503), provisioning's Prisma client with its known-request codes (P2002,
+ * P2003); undefined for anything else. Both carry `code`, so this needs
+ * neither client loaded.
  */
 export function constraintViolation(error: unknown): ConstraintViolation | undefined {
-  const known = prismaModules?.client.Prisma.PrismaClientKnownRequestError;
-  const code = known !== undefined && error instanceof known ? error.code : (error as { code?: unknown } | null)?.code;
+  const code = (error as { code?: unknown } | null)?.code;
   if (code === 'P2002' || code === '23505') return 'unique';
   if (code === 'P2003' || code === '23503') return 'foreign-key';
   return undefined;
@@ -69,7 +49,6 @@ export interface DatabaseOptions {
 }
 
 export interface Database {
-  readonly prisma: PrismaClient;
   readonly pool: Pool;
   readonly embedded: boolean;
   /** The server's URL (undefined for the embedded database): for connections of their own, such as LISTEN. */
@@ -80,6 +59,8 @@ export interface Database {
   readonly statementCount: () => number;
   /** Whether the database answers and has every migration applied. */
   readiness(): Promise<{ ready: true } | { ready: false; reason: string; cause?: unknown }>;
+  /** `release` runs when close() starts, before the pool ends: a client built on the pool (Prisma's) lets go of it. */
+  onClose(release: () => Promise<void>): void;
   close(): Promise<void>;
 }
 
@@ -131,10 +112,6 @@ async function keepingQuery(pool: Pool, config: string | QueryConfig, values: un
 }
 
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
-  // Prisma loads on first use, but a deployment without its generated client
-  // (or its adapter) fails here, at start, not on the first write.
-  require.resolve(PRISMA_CLIENT_MODULE);
-  require.resolve('@prisma/adapter-pg');
   let embedded: EmbeddedDatabase | undefined;
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
   const timeoutMs = options.statementTimeoutMs ?? 5_000;
@@ -194,15 +171,8 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   });
   try {
     const applied = options.migrate === false ? [] : await migrate(pool);
-    let prisma: PrismaClient | undefined;
+    const releases: (() => Promise<void>)[] = [];
     return {
-      get prisma() {
-        if (prisma === undefined) {
-          const { client, adapter } = loadPrisma();
-          prisma = new client.PrismaClient({ adapter: new adapter.PrismaPg(pool) });
-        }
-        return prisma;
-      },
       pool,
       embedded: embedded !== undefined,
       url: embedded ? undefined : options.url,
@@ -217,8 +187,11 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
           return { ready: false, reason: 'database unreachable', cause: error };
         }
       },
+      onClose(release) {
+        releases.push(release);
+      },
       async close() {
-        await prisma?.$disconnect();
+        await Promise.all(releases.map((release) => release()));
         await pool.end();
         await embedded?.close();
       },

@@ -1,7 +1,8 @@
 // Named prepared statements over the pg pool, for the request paths.
 //
 // Prisma stays the schema, the migrations and the models (rows come back as
-// Prisma's model types), and serves everything off the hot path. The four
+// Prisma's model types); its client serves provisioning alone
+// (src/provisioning), the writes no request makes. The four
 // operations of the API run here instead: measured on this machine, one
 // indexed lookup costs ~380–570 µs through the Prisma client ($queryRaw /
 // findUnique) against ~90 µs as a named statement on pg (see BENCHMARKS.md).

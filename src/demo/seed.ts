@@ -2,9 +2,9 @@
 // commands printed at start. Secrets are stored hashed, so each start mints a
 // fresh session for the demo user and a fresh API key for the demo
 // application: the printed commands always carry working credentials.
-import type { Database } from '../db';
+import type { Provisioning } from '../provisioning';
 import type { Services } from '../services';
-import { hashSecret, newSecret, SecretsKeyMismatch } from '../services/secrets';
+import { SecretsKeyMismatch } from '../services/secrets';
 
 export const DEMO_APP_NAME = 'Demo application';
 
@@ -31,68 +31,34 @@ export interface DemoCredentials {
   seeded: boolean;
 }
 
-export async function prepareDemo(database: Database, services: Services): Promise<DemoCredentials> {
-  const { prisma } = database;
-  let app = await prisma.application.findFirst({ where: { name: DEMO_APP_NAME }, orderBy: { id: 'asc' } });
-  const seeded = app === null;
-  if (!app) {
-    const created = await services.applications.create(DEMO_APP_NAME);
-    app = await prisma.application.findUniqueOrThrow({ where: { id: created.application.id } });
-    const users = [];
-    for (const user of USERS) {
-      users.push(await services.users.create({ applicationId: app.id, password: 'demo-password', ...user }));
-    }
-    const [alice, bob, carol] = users as [(typeof users)[0], (typeof users)[0], (typeof users)[0]];
-    const dialog = await services.messages.createDialog({
-      applicationId: app.id,
-      ownerId: alice.id,
-      occupantIds: [bob.id, carol.id],
-      type: 2,
-    });
-    for (const [sender, body] of [
-      [alice, 'Hi both!'],
-      [bob, 'Hello Alice'],
-      [carol, 'Hey there'],
-    ] as const) {
-      await services.messages.createMessage({ dialogId: dialog.id, senderId: sender.id, body });
-    }
-    const aliceCaller = { kind: 'user', applicationId: app.id, userId: alice.id, via: 'session' } as const;
-    await services.addressBook.upload(
-      aliceCaller,
-      [
-        { name: 'Bob', phone: '+15550000002' },
-        { name: 'Carol', phone: '+15550000003' },
-        { name: 'Not registered', phone: '+15559999999' },
-      ],
-      null,
-      false,
-    );
-  }
-
-  const alice = await prisma.user.findFirstOrThrow({ where: { applicationId: app.id, login: 'alice' } });
-  const bob = await prisma.user.findFirstOrThrow({ where: { applicationId: app.id, login: 'bob' } });
-  const dialog = await prisma.dialog.findFirstOrThrow({ where: { applicationId: app.id, ownerId: alice.id } });
+export async function prepareDemo(provisioning: Provisioning, services: Services): Promise<DemoCredentials> {
+  let appId = await provisioning.applications.idByName(DEMO_APP_NAME);
+  const seeded = appId === null;
+  if (appId === null) appId = await seedDemo(provisioning, services);
+  const alice = await demoUser(provisioning, appId, 'alice');
+  const bob = await demoUser(provisioning, appId, 'bob');
+  const dialogId = await provisioning.messages.dialogOwnedBy(appId, alice.id);
+  if (dialogId === null) throw new Error("the demo application has no dialog of alice's");
   // Earlier runs may have deleted the demo messages: keep three to delete.
-  let history = await services.messages.history(dialog.id, alice.id);
+  let history = await services.messages.history(dialogId, alice.id);
   for (let i = history.length; i < 3; i++) {
-    await services.messages.createMessage({ dialogId: dialog.id, senderId: bob.id, body: `Demo message ${i + 1}` });
+    await provisioning.messages.createMessage({ dialogId, senderId: bob.id, body: `Demo message ${i + 1}` });
   }
-  history = await services.messages.history(dialog.id, alice.id);
+  history = await services.messages.history(dialogId, alice.id);
 
-  const apiKey = newSecret();
-  await prisma.application.update({ where: { id: app.id }, data: { apiKeyHash: hashSecret(apiKey) } });
-  const { token } = await services.applications.createSession(app.id, alice.id);
+  const { apiKey } = await provisioning.applications.rotateApiKey(appId);
+  const { token } = await provisioning.applications.createSession(appId, alice.id);
   // A demo application seeded before applications had auth credentials gets them now.
   // A secret sealed under another key (the key file was deleted, or another
   // process with its own key made the demo application) is re-issued: the demo
   // prints working credentials whatever happened to the old ones.
   const auth =
-    (await services.applications.authCredentials(app.id).catch((error: unknown) => {
+    (await provisioning.applications.authCredentials(appId).catch((error: unknown) => {
       if (error instanceof SecretsKeyMismatch) return null;
       throw error;
-    })) ?? (await services.applications.rotateAuth(app.id));
+    })) ?? (await provisioning.applications.rotateAuth(appId));
   return {
-    applicationId: app.id,
+    applicationId: appId,
     apiKey,
     ...auth,
     userToken: token,
@@ -102,6 +68,47 @@ export async function prepareDemo(database: Database, services: Services): Promi
     externalUserId: 1002,
     seeded,
   };
+}
+
+/** The demo application, its users, a dialog with messages and alice's address book; returns the application's id. */
+async function seedDemo(provisioning: Provisioning, services: Services): Promise<number> {
+  const appId = (await provisioning.applications.create(DEMO_APP_NAME)).application.id;
+  const users = [];
+  for (const user of USERS) {
+    users.push(await provisioning.users.create({ applicationId: appId, password: 'demo-password', ...user }));
+  }
+  const [alice, bob, carol] = users as [(typeof users)[0], (typeof users)[0], (typeof users)[0]];
+  const dialog = await provisioning.messages.createDialog({
+    applicationId: appId,
+    ownerId: alice.id,
+    occupantIds: [bob.id, carol.id],
+    type: 2,
+  });
+  for (const [sender, body] of [
+    [alice, 'Hi both!'],
+    [bob, 'Hello Alice'],
+    [carol, 'Hey there'],
+  ] as const) {
+    await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: sender.id, body });
+  }
+  const aliceCaller = { kind: 'user', applicationId: appId, userId: alice.id, via: 'session' } as const;
+  await services.addressBook.upload(
+    aliceCaller,
+    [
+      { name: 'Bob', phone: '+15550000002' },
+      { name: 'Carol', phone: '+15550000003' },
+      { name: 'Not registered', phone: '+15559999999' },
+    ],
+    null,
+    false,
+  );
+  return appId;
+}
+
+async function demoUser(provisioning: Provisioning, applicationId: number, login: string) {
+  const user = await provisioning.users.byLogin(applicationId, login);
+  if (user === null) throw new Error(`the demo application has no user ${login}`);
+  return user;
 }
 
 export function demoInstructions(base: string, demo: DemoCredentials): string {

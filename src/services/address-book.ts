@@ -2,7 +2,7 @@
 //
 // A user has one global book (udid "") and one per device udid. The matches
 // between books and registered users are a table that database triggers keep
-// up to date as contacts and users change (prisma/migrations/…_address_book_matches;
+// up to date as contacts and users change (the migration …_address_book_matches;
 // docs/decisions.md: Decisions), so reading them is one index range scan, and the upload
 // is one statement in a transaction that first locks the book: a forced upload replaces a book atomically, so a concurrent
 // read sees the old book or the new one, never a mix, and concurrent uploads

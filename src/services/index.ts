@@ -1,8 +1,10 @@
 // The services own storage: resolvers, the REST shim (through the resolvers),
-// the admin CLI and the demo seed all reach the database only through these.
+// the admin CLI and the demo seed reach the database through these, by the
+// typed SQL statements of src/db/statements alone. The writes that set
+// tenants up one at a time (applications, users, dialogs, messages) are
+// src/provisioning's, the one module on Prisma's client.
 import type { Database } from '../db';
 import { AddressBookService } from './address-book';
-import { ApplicationsService } from './applications';
 import { type AuthOptions, AuthService } from './auth';
 import type { LoginAttemptsOptions } from './login-attempts';
 import { MessagesService, type MessagesOptions } from './messages';
@@ -18,7 +20,6 @@ export interface Services {
   users: UsersService;
   messages: MessagesService;
   addressBook: AddressBookService;
-  applications: ApplicationsService;
   /** Applications' phone regions and the keys of stored phones (admin CLI). */
   phoneKeys: PhoneKeysService;
   sessions: SessionsService;
@@ -31,9 +32,10 @@ export interface Services {
 export interface ServicesOptions {
   auth?: AuthOptions;
   /**
-   * Seals applications' auth secrets (SECRETS_KEY). main and the admin CLI
-   * always pass the configured key; absent (tests), a key of this instance
-   * alone, so its secrets cannot be opened by another process.
+   * Opens applications' auth secrets (SECRETS_KEY), which provisioning seals
+   * with the same key. main and the admin CLI always pass the configured key;
+   * absent (tests), a key of this instance alone, so its secrets cannot be
+   * opened by another process.
    */
   secretsKey?: Buffer;
   sessions?: SessionsOptions;
@@ -47,7 +49,7 @@ export interface ServicesOptions {
 
 export type { LoginAttemptsOptions, MessagesOptions, SessionsOptions, SweeperOptions };
 
-export function createServices(database: Pick<Database, 'prisma' | 'pool'>, options: ServicesOptions = {}): Services {
+export function createServices(database: Pick<Database, 'pool'>, options: ServicesOptions = {}): Services {
   const { pool } = database;
   const auth = new AuthService(pool, options.auth);
   const secretsKey = options.secretsKey ?? newSecretsKey();
@@ -55,10 +57,9 @@ export function createServices(database: Pick<Database, 'prisma' | 'pool'>, opti
   const sweeper = new Sweeper(pool, { timestampWindowSeconds: options.sessions?.timestampWindowSeconds, ...options.sweeper });
   return {
     auth,
-    users: new UsersService(database, pool, options.reads),
-    messages: new MessagesService(database, pool, options.messages),
+    users: new UsersService(pool, options.reads),
+    messages: new MessagesService(pool, options.messages),
     addressBook: new AddressBookService(pool, options.reads),
-    applications: new ApplicationsService(database, secretsKey, sessions),
     phoneKeys: new PhoneKeysService(pool),
     sessions,
     sweeper,

@@ -1,5 +1,6 @@
-// Dialogs and messages: the delete rules of the spec, and what the admin CLI
-// needs to create and read them.
+// Messages: the delete rules of the spec, histories, and bulk imports (one
+// statement; dialogs and single messages are created by
+// src/provisioning/messages.ts).
 //
 // Each delete is one set-based statement, so its cost does not grow in
 // round trips with the number of ids, and its checks and writes see one
@@ -12,9 +13,8 @@
 // deletes answer NotFound). With a retention (DELETED_CONTENT_RETENTION_S) a
 // copy is kept aside in retained_message_contents until the sweeper removes it.
 import type { Pool } from 'pg';
-import type { Database, PrismaClient } from '../db';
 import { query, run, transaction } from '../db/sql';
-import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, PURGE_HIDDEN_BY_ALL } from '../db/statements/messages';
+import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, IS_OCCUPANT, PURGE_HIDDEN_BY_ALL } from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
@@ -26,8 +26,6 @@ export interface DeleteResult {
   notFound: string[];
 }
 
-export const DIALOG_TYPES = [1, 2, 3] as const;
-
 export interface MessagesOptions {
   /** Seconds the content of a deleted message is kept aside for audit (0, the default: not kept). */
   deletedContentRetentionSeconds?: number;
@@ -37,16 +35,10 @@ export class MessagesService {
   private readonly retentionSeconds: number;
 
   constructor(
-    /** Prisma is reached through the database on each use: it loads on the first (src/db/index.ts). */
-    private readonly database: Pick<Database, 'prisma'>,
     private readonly pool: Pool,
     options: MessagesOptions = {},
   ) {
     this.retentionSeconds = options.deletedContentRetentionSeconds ?? 0;
-  }
-
-  private get prisma(): PrismaClient {
-    return this.database.prisma;
   }
 
   /**
@@ -95,38 +87,6 @@ export class MessagesService {
     return row?.ids ?? [];
   }
 
-  /** Creates a dialog; the owner is always one of its occupants. */
-  async createDialog(input: { applicationId: number; ownerId: number; occupantIds: number[]; type?: number }) {
-    const type = input.type ?? 2;
-    if (!DIALOG_TYPES.includes(type as 1 | 2 | 3)) throw badInput('type', 'type must be 1, 2 or 3');
-    const occupantIds = [...new Set([input.ownerId, ...input.occupantIds])];
-    const members = await this.prisma.user.count({
-      where: { applicationId: input.applicationId, id: { in: occupantIds } },
-    });
-    if (members !== occupantIds.length) {
-      throw badInput('occupantIds', 'owner and occupants must be users of the application');
-    }
-    const dialog = await this.prisma.dialog.create({
-      data: {
-        id: newObjectId(),
-        applicationId: input.applicationId,
-        ownerId: input.ownerId,
-        type,
-        occupants: { create: occupantIds.map((userId) => ({ userId })) },
-      },
-    });
-    return { id: dialog.id, ownerId: dialog.ownerId, occupantIds, type: dialog.type };
-  }
-
-  /** Creates a message from an occupant of the dialog. */
-  async createMessage(input: { dialogId: string; senderId: number; body: string }) {
-    await this.assertOccupant(input.dialogId, input.senderId);
-    return this.prisma.message.create({
-      data: { id: newObjectId(), dialogId: input.dialogId, senderId: input.senderId, body: input.body },
-      select: { id: true, senderId: true, body: true },
-    });
-  }
-
   /** Creates many messages from one occupant in one statement (imports, the benchmark's seed). */
   async createMany(input: { dialogId: string; senderId: number; bodies: readonly string[] }): Promise<string[]> {
     await this.assertOccupant(input.dialogId, input.senderId);
@@ -135,9 +95,10 @@ export class MessagesService {
     return ids;
   }
 
-  private async assertOccupant(dialogId: string, userId: number): Promise<void> {
-    const occupant = await this.prisma.dialogOccupant.findUnique({ where: { dialogId_userId: { dialogId, userId } } });
-    if (!occupant) throw badInput('senderId', 'the sender must be an occupant of the dialog');
+  /** A message's sender must be an occupant of its dialog (provisioning's single messages are checked here too). */
+  async assertOccupant(dialogId: string, userId: number): Promise<void> {
+    const [row] = await query(this.pool, IS_OCCUPANT, [dialogId, userId]);
+    if (!row?.occupant) throw badInput('senderId', 'the sender must be an occupant of the dialog');
   }
 
   /** What `userId`'s history of the dialog shows: neither deleted for everyone nor hidden for them. */

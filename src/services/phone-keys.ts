@@ -39,7 +39,7 @@ export class PhoneKeysService {
   /**
    * Recomputes the keys of the application's stored phones in its region:
    * phones written before keys existed (the migration phone_keys leaves them
-   * null), or by another writer than the service (Prisma, SQL by hand).
+   * null), or by another writer than the service (SQL by hand, another program).
    */
   async normalise(applicationId: number): Promise<NormaliseResult> {
     return transaction(this.pool, USER_PHONES.name, async (client) => {

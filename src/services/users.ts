@@ -1,9 +1,10 @@
-// Users: lookups scoped to the caller's application, and creation (admin CLI, demo).
+// Users: lookups scoped to the caller's application, the rules of a new
+// user's fields, and bulk imports (one statement; a single user is created by
+// src/provisioning/users.ts).
 import { z } from 'zod';
-import type { User } from '../__generated__/prisma/client';
 import type { Pool } from 'pg';
 import { readQuery, type ReadReplicas } from '../scale/replicas';
-import { type Database, type PrismaClient, constraintViolation } from '../db';
+import { constraintViolation } from '../db';
 import { run, transaction } from '../db/sql';
 import { LOCK_APPLICATION_PHONES, REGION } from '../db/statements/phones';
 import { BY_EXTERNAL_ID, CREATE_MANY } from '../db/statements/users';
@@ -11,7 +12,6 @@ import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
 import { phoneKey } from './phones';
-import { hashPassword } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
 
@@ -53,16 +53,10 @@ export type ImportedUser = z.input<typeof importedUserSchema>;
 
 export class UsersService {
   constructor(
-    /** Prisma is reached through the database on each use: it loads on the first (src/db/index.ts). */
-    private readonly database: Pick<Database, 'prisma'>,
     private readonly pool: Pool,
     /** Read replicas (DATABASE_READ_URL) for lookups; undefined: the primary. */
     private readonly reads?: ReadReplicas,
   ) {}
-
-  private get prisma(): PrismaClient {
-    return this.database.prisma;
-  }
 
   /** Needs a user session or an API key: application sessions cannot read users. */
   async findByExternalId(caller: Caller, externalUserId: number): Promise<UserRecord> {
@@ -74,41 +68,12 @@ export class UsersService {
     return user;
   }
 
-  async create(input: NewUser): Promise<User> {
-    const parsed = newUserSchema.safeParse(input);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      const field = String(issue.path[0] ?? 'base');
-      throw badInput(field, issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`);
-    }
-    const { password, userTags, ...fields } = parsed.data;
-    const passwordHash = hashPassword(password);
-    try {
-      if (fields.phone === undefined) {
-        return await this.prisma.user.create({ data: { ...fields, passwordHash, userTags: (userTags ?? []).join(',') } });
-      }
-      // The phone's key, in the application's region, read under the lock
-      // that keeps the region from changing until this commits (statements/phones.ts).
-      const phone = fields.phone;
-      return await this.prisma.$transaction(async (tx) => {
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(address_book_matches_lock_key(${fields.applicationId}::int))`;
-        const app = await tx.application.findUnique({ where: { id: fields.applicationId }, select: { phoneRegion: true } });
-        const phoneKeyValue = phoneKey(phone, app?.phoneRegion ?? null);
-        return tx.user.create({ data: { ...fields, phoneKey: phoneKeyValue, passwordHash, userTags: (userTags ?? []).join(',') } });
-      });
-    } catch (error) {
-      const violated = constraintViolation(error);
-      if (violated === 'unique') throw badInput('login', 'login, email or external user id is already taken in this application');
-      if (violated === 'foreign-key') throw badInput('applicationId', `application ${fields.applicationId} does not exist`);
-      throw error;
-    }
-  }
-
   /**
    * Imports many users of one application in one statement (the benchmark's
-   * seed, bulk imports). Rows are validated as create() validates them; the
-   * password comes already hashed (`hashPassword`), as it does from a system
-   * the users are imported from, because hashing is deliberately slow.
+   * seed, bulk imports). Rows are validated as a single user's creation
+   * validates them (newUserSchema); the password comes already hashed
+   * (`hashPassword`), as it does from a system the users are imported from,
+   * because hashing is deliberately slow.
    * Returns the number of users created.
    */
   async createMany(applicationId: number, users: readonly ImportedUser[]): Promise<number> {

@@ -15,19 +15,23 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db';
-import { createServices, type Services } from '../../src/services';
+import type { Provisioning } from '../../src/provisioning';
+import { prismaOf } from '../../src/provisioning/client';
+import type { Services } from '../../src/services';
 import type { ContactInput } from '../../src/services/address-book';
 import type { Caller } from '../../src/services/caller';
 import { phoneKey } from '../../src/services/phones';
 import { hashPassword } from '../../src/services/secrets';
+import { servicesOver } from '../support/seed';
 import { openTestDatabase } from '../support/service';
 
 let db: Database;
 let services: Services;
+let provisioning: Provisioning;
 let passwordHash: string;
 beforeAll(async () => {
   db = await openTestDatabase();
-  services = createServices(db);
+  ({ services, provisioning } = servicesOver(db));
   passwordHash = hashPassword('password123');
 });
 afterAll(async () => {
@@ -110,14 +114,14 @@ async function createUsers(world: World, app: number, phones: (string | null)[],
       logins.map((login, i) => ({ login, passwordHash, ...(phones[i] ? { phone: phones[i] } : {}) })),
     );
   } else {
-    await db.prisma.user.createMany({ data: logins.map((login, i) => ({ applicationId, login, passwordHash, phone: phones[i] })) });
+    await prismaOf(db).user.createMany({ data: logins.map((login, i) => ({ applicationId, login, passwordHash, phone: phones[i] })) });
   }
-  const created = await db.prisma.user.findMany({ where: { applicationId, login: { in: logins } }, orderBy: { id: 'asc' } });
+  const created = await prismaOf(db).user.findMany({ where: { applicationId, login: { in: logins } }, orderBy: { id: 'asc' } });
   world.users.push(...created.map((u) => u.id));
 }
 
 async function apply(world: World, o: Op): Promise<void> {
-  const existing = await db.prisma.user.findMany({ where: { id: { in: world.users } }, orderBy: { id: 'asc' } });
+  const existing = await prismaOf(db).user.findMany({ where: { id: { in: world.users } }, orderBy: { id: 'asc' } });
   const nth = (i: number) => existing[i % existing.length];
   switch (o.kind) {
     case 'upload': {
@@ -132,22 +136,22 @@ async function apply(world: World, o: Op): Promise<void> {
     case 'changePhone': {
       const user = nth(o.user);
       if (!user) return;
-      if (o.via === 'update') await db.prisma.user.update({ where: { id: user.id }, data: { phone: o.phone } });
+      if (o.via === 'update') await prismaOf(db).user.update({ where: { id: user.id }, data: { phone: o.phone } });
       // Several users in one statement: every user of the application with this user's phone.
-      else await db.prisma.user.updateMany({ where: { applicationId: user.applicationId, phone: user.phone }, data: { phone: o.phone } });
+      else await prismaOf(db).user.updateMany({ where: { applicationId: user.applicationId, phone: user.phone }, data: { phone: o.phone } });
       return;
     }
     case 'removeUser': {
       const user = nth(o.user);
-      if (user) await db.prisma.user.delete({ where: { id: user.id } });
+      if (user) await prismaOf(db).user.delete({ where: { id: user.id } });
     }
   }
 }
 
 /** Every book's registered users: as the service answers (whole, and in pages of 2), and by the definition. */
 async function compare(world: World): Promise<void> {
-  const users = await db.prisma.user.findMany({ where: { id: { in: world.users } }, orderBy: { id: 'asc' } });
-  const contacts = await db.prisma.contact.findMany({ where: { userId: { in: users.map((u) => u.id) } } });
+  const users = await prismaOf(db).user.findMany({ where: { id: { in: world.users } }, orderBy: { id: 'asc' } });
+  const contacts = await prismaOf(db).contact.findMany({ where: { userId: { in: users.map((u) => u.id) } } });
   const regionOf = (applicationId: number) => REGIONS[world.apps.indexOf(applicationId)] ?? null;
   const appOf = new Map(users.map((u) => [u.id, u.applicationId]));
   // A stored key is the key of its phone in its application's region, or none (a phone written by Prisma: it then matches as written).
@@ -186,7 +190,7 @@ test('registered users equal the definition (the same phone or the same number, 
     fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
       const world: World = { apps: [], users: [] };
       for (let i = 0; i < 2; i++) {
-        const { application } = await services.applications.create(`matches ${randomBytes(4).toString('hex')}`, REGIONS[i]);
+        const { application } = await provisioning.applications.create(`matches ${randomBytes(4).toString('hex')}`, REGIONS[i]);
         world.apps.push(application.id);
       }
       // Both applications start with users on the shared phones.
@@ -195,7 +199,7 @@ test('registered users equal the definition (the same phone or the same number, 
       for (const o of ops) await apply(world, o);
       await compare(world);
       // Each run leaves nothing behind for the next (the applications cascade).
-      await db.prisma.application.deleteMany({ where: { id: { in: world.apps } } });
+      await prismaOf(db).application.deleteMany({ where: { id: { in: world.apps } } });
     }),
     { numRuns: 40 },
   );

@@ -7,6 +7,7 @@
 // the database holds. REST's 0/1 flags, query and body parsing, and GraphQL's
 // input coercion, stay in test/rest and test/graphql.
 import { MESSAGES } from '../../src/errors';
+import { prismaOf } from '../../src/provisioning/client';
 import {
   bookOf,
   byPhone,
@@ -37,7 +38,7 @@ import {
 
 const service = fileService();
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 /** Two contacts that are users of every tenant and one that is no one's. */
 const BOOK: Contact[] = [
   { name: 'Member', phone: MEMBER_PHONE },
@@ -98,7 +99,7 @@ describe.each(SURFACES)('%s', (name) => {
       const a = await seed();
       const b = await seed();
       // Both tenants have a member with the phone MEMBER_PHONE.
-      expect(await service.db.prisma.user.count({ where: { phone: MEMBER_PHONE, applicationId: { in: [a.applicationId, b.applicationId] } } })).toBe(2);
+      expect(await prismaOf(service.db).user.count({ where: { phone: MEMBER_PHONE, applicationId: { in: [a.applicationId, b.applicationId] } } })).toBe(2);
       await upload(a.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }]);
       expect(await registered(a.as.owner)).toEqual([a.member.id]);
       expect(await registered(b.as.owner)).toEqual([]);
@@ -109,7 +110,7 @@ describe.each(SURFACES)('%s', (name) => {
     test('are ordered by user id, each user once, the caller included when their own phone is in the book', async () => {
       const t = await seed();
       // A second user of the application with the member's phone.
-      const twin = await service.app.services.users.create({
+      const twin = await service.app.provisioning.users.create({
         applicationId: t.applicationId,
         login: 'twin',
         password: 'password123',

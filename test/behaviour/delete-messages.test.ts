@@ -5,13 +5,14 @@
 // the query or a form, its path and body parsing, and GraphQL's Boolean
 // coercion stay in test/rest and test/graphql.
 import { MESSAGES } from '../../src/errors';
+import { prismaOf } from '../../src/provisioning/client';
 import { deletedForEveryone, expectUntouched, hides, history, memberDialog, sorted, UNKNOWN, unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fileService, type Headers, REFUSED_CREDENTIALS, type Refusal, SURFACES, surfaceOf, value } from './surfaces';
 
 const service = fileService();
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 
 /** The ways to ask for no force: absent, REST's 0 and GraphQL's false, null. */
 const NO_FORCE = [
@@ -84,7 +85,7 @@ describe.each(SURFACES)('%s', (name) => {
       expect(await del([m0, m1], as(t, 'owner'), true)).toEqual(sides([m0, m1], []));
       expect(await history(service, t.dialogId, t.owner.id)).toEqual([m2]);
       expect(await history(service, t.dialogId, t.member.id)).toEqual([m2]);
-      const message = await service.db.prisma.message.findUnique({ where: { id: m0 } });
+      const message = await prismaOf(service.db).message.findUnique({ where: { id: m0 } });
       expect(message?.deletedAt).toBeInstanceOf(Date);
       expect(await deletedForEveryone(service, t.messageIds)).toEqual(sorted([m0, m1]));
     });
@@ -208,7 +209,7 @@ describe.each(SURFACES)('%s', (name) => {
 
     test('an expired session is refused as one that does not exist and nothing changes', async () => {
       const t = await seed();
-      await service.db.prisma.session.updateMany({ where: { userId: t.owner.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
+      await prismaOf(service.db).session.updateMany({ where: { userId: t.owner.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
       surface.expectFailure(await surface.deleteMessages(t.as.owner, t.messageIds, true), 'UNAUTHENTICATED', MESSAGES.sessionMissing);
       await expectUntouched(service, t);
     });

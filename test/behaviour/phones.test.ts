@@ -13,11 +13,11 @@ const service = fileService();
 
 /** A tenant (seed.ts: owner, member, outsider with +1000000010x) with three more users registered with the phones given. */
 async function tenantWith(phones: Record<string, string>, region?: string): Promise<Tenant & { ids: Record<string, number> }> {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   if (region) await service.app.services.phoneKeys.setRegion(t.applicationId, region);
   const ids: Record<string, number> = {};
   for (const [login, phone] of Object.entries(phones)) {
-    ids[login] = (await service.app.services.users.create({ applicationId: t.applicationId, login, password: 'password123', phone })).id;
+    ids[login] = (await service.app.provisioning.users.create({ applicationId: t.applicationId, login, password: 'password123', phone })).id;
   }
   return { ...t, ids };
 }
@@ -206,6 +206,6 @@ describe('stored phones', () => {
   test('an unknown region is refused, naming it', async () => {
     const t = await tenantWith({});
     await expect(service.app.services.phoneKeys.setRegion(t.applicationId, 'XX')).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
-    await expect(service.app.services.applications.create('bad region', 'gb')).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
+    await expect(service.app.provisioning.applications.create('bad region', 'gb')).rejects.toMatchObject({ code: 'BAD_USER_INPUT' });
   });
 });

@@ -11,7 +11,7 @@ import { SURFACES, type Surface, surfaceOf, value } from './surfaces';
 // Small failed-password budgets, so that the 429 is reached in a few requests.
 const service = useService({ sessions: { loginAttempts: { perLogin: 3, perAddress: 1_000, windowMs: 60_000 } } });
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 const token = (session: { token: string }) => ({ 'SVC-Token': session.token });
 
 /** Sessions and remembered nonces of an application: what a refused request must leave as it was. */

@@ -5,6 +5,7 @@
 // and message. REST's path parsing and JSON, and GraphQL's Int coercion and
 // nullability, stay in test/rest and test/graphql.
 import { MESSAGES } from '../../src/errors';
+import { prismaOf } from '../../src/provisioning/client';
 import { USER_FIELDS } from '../support/records';
 import { createFullUser, seedTenant, type Tenant } from '../support/seed';
 import { fileService, type Headers, REFUSED_CREDENTIALS, SURFACES, surfaceOf, value } from './surfaces';
@@ -14,11 +15,11 @@ const EXTERNAL_ID_RULE = 'must be an integer between 1 and 2147483647';
 
 const service = fileService();
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 
 /** A user of the tenant's application with only the required fields set. */
 const bareUser = (t: Tenant, login: string, externalUserId: number) =>
-  service.app.services.users.create({ applicationId: t.applicationId, login, password: 'password123', externalUserId });
+  service.app.provisioning.users.create({ applicationId: t.applicationId, login, password: 'password123', externalUserId });
 
 describe.each(SURFACES)('%s', (name) => {
   const surface = surfaceOf(name, service);
@@ -28,10 +29,10 @@ describe.each(SURFACES)('%s', (name) => {
   describe('a successful lookup', () => {
     test('the record has exactly the nineteen fields of the spec, with the stored values', async () => {
       const t = await seed();
-      const full = await createFullUser(service.app.services, t.applicationId);
+      const full = await createFullUser(service.app.provisioning, t.applicationId);
       const user = await lookup(t.as.owner, 4242);
       expect(Object.keys(user).sort()).toEqual(USER_FIELDS);
-      const row = await service.db.prisma.user.findUniqueOrThrow({ where: { id: full.id } });
+      const row = await prismaOf(service.db).user.findUniqueOrThrow({ where: { id: full.id } });
       expect(user).toEqual({
         id: row.id,
         full_name: 'Full Record',
@@ -157,7 +158,7 @@ describe.each(SURFACES)('%s', (name) => {
 
     test('an expired session token is refused as one that does not exist', async () => {
       const t = await seed();
-      await service.db.prisma.session.updateMany({ where: { userId: t.owner.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
+      await prismaOf(service.db).session.updateMany({ where: { userId: t.owner.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
       surface.expectFailure(await surface.userByExternalId(t.as.owner, 102), 'UNAUTHENTICATED', MESSAGES.sessionMissing);
     });
 

@@ -46,8 +46,8 @@ describeWithBrowser('explorer page in headless Chromium', () => {
   });
   const service = useService();
   beforeAll(async () => {
-    tenant = await seedTenant(service.app.services);
-    demo = await prepareDemo(service.db, service.app.services);
+    tenant = await seedTenant(service.app.provisioning);
+    demo = await prepareDemo(service.app.provisioning, service.app.services);
     withHeaders = await service.start({ explorer: { enabled: true, defaultHeaders: () => ({ 'SVC-Token': demo.userToken }) } });
     enforcing = await service.start({ trustedDocuments: { mode: 'enforce', manifest: new Map(), explorerExempt: true } });
   });

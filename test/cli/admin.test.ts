@@ -244,7 +244,7 @@ test('failures print a message on stderr, nothing on stdout, and exit non-zero',
   expect(badPhone.stderr).toMatch(/does not exist/);
 
   // Prisma's constraint errors, in a process where it loaded on first use
-  // (src/db/index.ts), are the service's own messages, not Prisma's.
+  // (src/provisioning/client.ts), are the service's own messages, not Prisma's.
   const { application } = await json('app:create', '--name', 'cli-failures');
   await json('user:create', '--app', String(application.id), '--login', 'cli-taken', '--password', 'password123');
   const taken = await admin('user:create', '--app', String(application.id), '--login', 'cli-taken', '--password', 'password123');

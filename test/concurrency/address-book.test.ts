@@ -19,6 +19,7 @@ import { chooseSeed, countBy, random, runConcurrently, type Timed, timed } from 
 import { percentile } from '../../scripts/lib/percentile';
 import { seedTenant, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';
+import { prismaOf } from '../../src/provisioning/client';
 import { hashPassword } from '../../src/services/secrets';
 
 // Bursts on a loaded CI machine (2 cores shared by two jest workers) can outlast jest's 60 s default.
@@ -100,7 +101,7 @@ async function registerUsers(t: Tenant, prefix: string, count: number): Promise<
     t.applicationId,
     phones.map((phone) => ({ login: `u${phone.slice(1)}`, passwordHash: PASSWORD_HASH, phone })),
   );
-  const users = await service.db.prisma.user.findMany({
+  const users = await prismaOf(service.db).user.findMany({
     where: { applicationId: t.applicationId, phone: { in: phones } },
     orderBy: { id: 'asc' },
     select: { id: true },
@@ -127,7 +128,7 @@ describe('a forced upload racing registered-users reads', () => {
     ['a device book', 'tablet-1'],
   ])('every read of %s sees exactly the old registered users or exactly the new ones', async (_label, udid) => {
     const rng = random(SEED ^ udid.length);
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const a = await registerUsers(t, '+1555100', 8);
     const b = await registerUsers(t, '+1555200', 8);
     const books = {
@@ -231,7 +232,7 @@ test('concurrent forced uploads by one user leave the book equal to exactly one 
   const ROUNDS = LONG ? 20 : 5;
   const WRITERS = 4;
   const rng = random(SEED + 1);
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   const outcomes: string[] = [];
   const problems: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
@@ -269,7 +270,7 @@ test('concurrent plain uploads of overlapping contacts by one user lose none and
   const problems: string[] = [];
   const durations: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const udid = round % 2 === 0 ? '' : 'phone-7';
     const universe = fillerPhones('+1999000', 400);
     // Each writer sends its own random subset, in its own order, under its own name.

@@ -83,18 +83,18 @@ interface Fixture {
 }
 
 async function seedRound(rng: Random): Promise<Fixture> {
-  const services = service.app.services;
-  const t = await seedTenant(services);
-  const other = await seedTenant(services);
+  const { services, provisioning } = service.app;
+  const t = await seedTenant(provisioning);
+  const other = await seedTenant(provisioning);
   const extra = async (login: string, externalUserId: number) =>
-    services.users.create({ applicationId: t.applicationId, login, password: 'password123', externalUserId });
+    provisioning.users.create({ applicationId: t.applicationId, login, password: 'password123', externalUserId });
   const m2 = await extra('member2', 201);
   const m3 = await extra('member3', 202);
-  const m2Token = (await services.applications.createSession(t.applicationId, m2.id)).token;
+  const m2Token = (await provisioning.applications.createSession(t.applicationId, m2.id)).token;
 
   const messages = new Map<string, { owner: number; occupants: Set<number> }>();
   const dialog = async (ownerId: number, occupantIds: number[], senders: [number, number][]) => {
-    const d = await services.messages.createDialog({ applicationId: t.applicationId, ownerId, occupantIds });
+    const d = await provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId, occupantIds });
     const occupants = new Set(d.occupantIds);
     for (const [senderId, count] of senders) {
       const bodies = Array.from({ length: count }, (_, i) => `m${i} from ${senderId} ${rng.int(1e9)}`);
@@ -127,7 +127,7 @@ async function seedRound(rng: Random): Promise<Fixture> {
   const all = rng.shuffle([...messages.keys()]);
   const controlCount = Math.floor(all.length * 0.15);
   const foreignIds = [...other.messageIds];
-  const otherDialog = await services.messages.createDialog({ applicationId: other.applicationId, ownerId: other.owner.id, occupantIds: [other.member.id] });
+  const otherDialog = await provisioning.messages.createDialog({ applicationId: other.applicationId, ownerId: other.owner.id, occupantIds: [other.member.id] });
   foreignIds.push(
     ...(await services.messages.createMany({
       dialogId: otherDialog.id,

@@ -16,6 +16,7 @@
 // not bring it back.
 import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
+import { prismaOf } from '../../src/provisioning/client';
 import type { AuthOptions } from '../../src/services/auth';
 import { SESSION_TTL_SECONDS } from '../../src/services/auth';
 import { hashSecret } from '../../src/services/secrets';
@@ -81,10 +82,10 @@ async function request(base: string, token: string, via: Via): Promise<{ outcome
 }
 
 async function sessionRow(token: string): Promise<{ expiresAt: Date } | null> {
-  return database.prisma.session.findUnique({ where: { tokenHash: hashSecret(token) }, select: { expiresAt: true } });
+  return prismaOf(database).session.findUnique({ where: { tokenHash: hashSecret(token) }, select: { expiresAt: true } });
 }
 const lastRequestAt = async (t: Tenant): Promise<Date | null> =>
-  (await database.prisma.user.findUniqueOrThrow({ where: { id: t.owner.id }, select: { lastRequestAt: true } })).lastRequestAt;
+  (await prismaOf(database).user.findUniqueOrThrow({ where: { id: t.owner.id }, select: { lastRequestAt: true } })).lastRequestAt;
 
 describe.each([
   ['the credential cache on (default)', {}],
@@ -94,7 +95,7 @@ describe.each([
     const REQUESTS = LONG ? 3000 : 200;
     const { app, base } = await startApp(auth);
     let closed = false;
-    const t = await seedTenant(app.services);
+    const t = await seedTenant(app.provisioning);
     // Register a contact, so registered users does some work too.
     await database.pool.query(`INSERT INTO contacts (user_id, udid, phone, name) VALUES ($1, '', $2, 'member')`, [t.owner.id, t.member.phone]);
     const before = (await sessionRow(t.ownerToken))!;
@@ -161,7 +162,7 @@ describe.each([
     const { app, base } = await startApp(auth);
     let closed = false;
     try {
-      const t = await seedTenant(app.services);
+      const t = await seedTenant(app.provisioning);
       const hash = hashSecret(t.ownerToken);
       const calls: (Timed<{ outcome: string; res: HttpResult }> & { via: Via })[] = [];
       let stop = false;

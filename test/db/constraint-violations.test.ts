@@ -1,7 +1,8 @@
 // A write that breaks a unique key or references an application that is not
 // there is refused with the service's own message, whichever client ran it:
-// users.create goes through Prisma (P2002/P2003), users.createMany through a
-// pg statement (SQLSTATE 23505/23503); src/db's constraintViolation reads both.
+// provisioning's users.create goes through Prisma (P2002/P2003), the services'
+// users.createMany through a pg statement (SQLSTATE 23505/23503); src/db's
+// constraintViolation reads both.
 // Nothing is stored by a refused write.
 // Then the connection that answered stays in the pool: pg-pool's own query(),
 // which Prisma's adapter uses, ended it, and on the embedded database (one
@@ -9,33 +10,37 @@
 // failed with "Connection terminated unexpectedly".
 import { randomBytes } from 'node:crypto';
 import type { Database } from '../../src/db';
-import { createServices, type Services } from '../../src/services';
+import type { Provisioning } from '../../src/provisioning';
+import { prismaOf } from '../../src/provisioning/client';
+import type { Services } from '../../src/services';
 import { hashPassword } from '../../src/services/secrets';
+import { servicesOver } from '../support/seed';
 import { openTestDatabase } from '../support/service';
 
 let db: Database;
 let services: Services;
+let provisioning: Provisioning;
 let applicationId: number;
 const passwordHash = hashPassword('password123');
 const login = `taken-${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
   db = await openTestDatabase();
-  services = createServices(db);
+  ({ services, provisioning } = servicesOver(db));
   ({
     application: { id: applicationId },
-  } = await services.applications.create(`violations ${randomBytes(4).toString('hex')}`));
-  await services.users.create({ applicationId, login, password: 'password123' });
+  } = await provisioning.applications.create(`violations ${randomBytes(4).toString('hex')}`));
+  await provisioning.users.create({ applicationId, login, password: 'password123' });
 });
 afterAll(async () => {
   await services?.close();
   await db?.close();
 });
 
-const usersOf = (id: number) => db.prisma.user.count({ where: { applicationId: id } });
+const usersOf = (id: number) => prismaOf(db).user.count({ where: { applicationId: id } });
 
 test.each([
-  ['users.create (Prisma)', () => services.users.create({ applicationId, login, password: 'password123' })],
+  ['users.create (Prisma)', () => provisioning.users.create({ applicationId, login, password: 'password123' })],
   [
     'users.createMany (pg)',
     () =>
@@ -52,7 +57,7 @@ test.each([
 });
 
 test.each([
-  ['users.create (Prisma)', () => services.users.create({ applicationId: 2_000_000_000, login: 'orphan', password: 'password123' })],
+  ['users.create (Prisma)', () => provisioning.users.create({ applicationId: 2_000_000_000, login: 'orphan', password: 'password123' })],
   ['users.createMany (pg)', () => services.users.createMany(2_000_000_000, [{ login: 'orphan', passwordHash }])],
 ])('%s: an application that does not exist is a bad input that stores nothing', async (_client, write) => {
   await expect(write()).rejects.toMatchObject({ code: 'BAD_USER_INPUT', message: expect.stringMatching(/application 2000000000 does not exist/) });

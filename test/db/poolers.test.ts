@@ -6,6 +6,7 @@ import { Client, Pool } from 'pg';
 import { openDatabase } from '../../src/db';
 import { migrate, readMigrations } from '../../src/db/migrate';
 import { query, statement, transaction } from '../../src/db/sql';
+import { prismaOf } from '../../src/provisioning/client';
 import { AuthService } from '../../src/services/auth';
 
 const serverUrl = process.env.TEST_RUN_DATABASE_URL;
@@ -77,7 +78,7 @@ onServer('four instances migrating one fresh database at once apply each migrati
 
 onServer('two instances flushing touches of the same sessions in opposite orders do not deadlock', async () => {
   const db = await openDatabase({ url: serverUrl!, poolMax: 4, migrate: false });
-  const app = await db.prisma.application.create({ data: { name: 'poolers flush test', apiKeyHash: `poolers-${process.pid}-${Date.now()}` } });
+  const app = await prismaOf(db).application.create({ data: { name: 'poolers flush test', apiKeyHash: `poolers-${process.pid}-${Date.now()}` } });
   const count = 2_000;
   const hashes = Array.from({ length: count }, (_, i) => `poolers-${process.pid}-${String(i).padStart(6, '0')}`);
   await db.pool.query(
@@ -98,7 +99,7 @@ onServer('two instances flushing touches of the same sessions in opposite orders
     expect(a.deadlockRetries + b.deadlockRetries).toBe(0);
   } finally {
     await db.pool.query('DELETE FROM sessions WHERE application_id = $1', [app.id]);
-    await db.prisma.application.delete({ where: { id: app.id } });
+    await prismaOf(db).application.delete({ where: { id: app.id } });
     await db.close();
   }
 });

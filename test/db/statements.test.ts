@@ -10,6 +10,7 @@ import type { Database } from '../../src/db';
 import type { AnyStatement, Column } from '../../src/db/sql';
 import { STATEMENTS } from '../../src/db/statements';
 import { USER_COLUMNS, USER_FIELDS } from '../../src/db/statements/users';
+import { prismaOf } from '../../src/provisioning/client';
 import { openTestDatabase } from '../support/service';
 
 let db: Database;
@@ -89,7 +90,7 @@ interface RuntimeModel {
   dbName: string | null;
   fields: { name: string; kind: string; type: string; dbName?: string | null }[];
 }
-const models = () => (db.prisma as unknown as { _runtimeDataModel: { models: Record<string, RuntimeModel> } })._runtimeDataModel.models;
+const models = () => (prismaOf(db) as unknown as { _runtimeDataModel: { models: Record<string, RuntimeModel> } })._runtimeDataModel.models;
 
 /** What is wrong with the statement, if anything: each line names it. */
 async function problems(statement: AnyStatement): Promise<string[]> {

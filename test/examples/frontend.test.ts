@@ -27,7 +27,7 @@ const sent: { method: string; url: string; body: string | undefined }[] = [];
 const realFetch = globalThis.fetch;
 
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
   endpoint = `${service.baseUrl}/graphql`;
   globalThis.fetch = async (input, init) => {
     sent.push({ method: init?.method ?? 'GET', url: String(input instanceof Request ? input.url : input), body: init?.body as string | undefined });

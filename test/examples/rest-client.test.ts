@@ -10,7 +10,7 @@ let tenant: Tenant;
 
 const service = useService();
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
 });
 
 test('the types come from the document the service serves at /openapi.json', async () => {

@@ -11,6 +11,7 @@
 import { Client } from 'pg';
 import { percentile } from '../../scripts/lib/percentile';
 import { MESSAGES } from '../../src/errors';
+import { prismaOf } from '../../src/provisioning/client';
 import { LONG, recordFigures } from '../support/figures';
 import { UNKNOWN } from '../support/messages';
 import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
@@ -52,7 +53,7 @@ afterAll(async () => {
 });
 
 beforeAll(async () => {
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
   // The owner's book holds the member's phone: registered users lists the member.
   await service.app.services.addressBook.upload(
     { kind: 'user', applicationId: t.applicationId, userId: t.owner.id, via: 'session' },
@@ -389,14 +390,14 @@ describe('the database goes down under load and comes back', () => {
     // The load above left batched session touches whose flush failed while
     // the database was down. After it is back, a touch must reach the
     // database within the flush interval (1 s) as before.
-    const { token } = await service.app.services.applications.createSession(t.applicationId, t.outsider.id);
+    const { token } = await service.app.provisioning.applications.createSession(t.applicationId, t.outsider.id);
     const lookup = () => fetch(`${service.baseUrl}/users/external/101.json`, { headers: { 'SVC-Token': token } }).then((r) => r.status);
     expect(await lookup()).toBe(200); // checked: written at once
     await sleep(100);
     const touchedAt = Date.now();
     expect(await lookup()).toBe(200); // cached: written by the next flush
     await sleep(2_500);
-    const user = await service.db.prisma.user.findUniqueOrThrow({ where: { id: t.outsider.id } });
+    const user = await prismaOf(service.db).user.findUniqueOrThrow({ where: { id: t.outsider.id } });
     expect(user.lastRequestAt?.getTime()).toBeGreaterThanOrEqual(touchedAt);
     // And a flush now (what shutdown does) succeeds: the database is up.
     await expect(service.app.services.auth.flush()).resolves.toBeUndefined();

@@ -16,13 +16,12 @@ import { connect } from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
 import { openDatabase } from '../../src/db';
-import { createServices } from '../../src/services';
 import { hashPassword } from '../../src/services/secrets';
 import { LONG, recordFigures } from '../support/figures';
 import { SERVICE_MAIN } from '../../scripts/lib/compiled';
 import { freePort } from '../../scripts/lib/ports';
 import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
-import { seedTenant, type Tenant } from '../support/seed';
+import { seedTenant, servicesOver, type Tenant } from '../support/seed';
 
 const root = path.resolve(__dirname, '../..');
 /** Requests in flight at any time. */
@@ -57,8 +56,8 @@ beforeAll(async () => {
   // Seeded from here, through the services, then closed: the service gets the database to itself.
   const db = await openDatabase({ url, migrate: !runUrl, poolMax: Math.min(poolMax, 2) });
   try {
-    const services = createServices(db);
-    t = await seedTenant(services);
+    const { services, provisioning } = servicesOver(db);
+    t = await seedTenant(provisioning);
     manyIds = await services.messages.createMany({
       dialogId: t.dialogId,
       senderId: t.owner.id,

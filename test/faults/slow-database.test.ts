@@ -16,6 +16,7 @@ import { Client, type PoolClient } from 'pg';
 import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
+import { prismaOf } from '../../src/provisioning/client';
 import { LONG, recordFigures } from '../support/figures';
 import { UNKNOWN } from '../support/messages';
 import { createPostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
@@ -67,7 +68,7 @@ interface Target {
 /** The database stays the caller's: it closes it after the app (`target.app.close()`). */
 async function serve(db: Database): Promise<Target> {
   const { app, baseUrl: base } = await startService({ database: db });
-  const t = await seedTenant(app.services);
+  const t = await seedTenant(app.provisioning);
   await app.services.addressBook.upload(
     { kind: 'user', applicationId: t.applicationId, userId: t.owner.id, via: 'session' },
     [{ name: 'Member', phone: t.member.phone! }],
@@ -248,10 +249,10 @@ async function snapshot({ app, db, t }: Target) {
   return {
     ownerHistory: await historyIds(app.services, t.dialogId, t.owner.id),
     memberHistory: await historyIds(app.services, t.dialogId, t.member.id),
-    deleted: await db.prisma.message.count({ where: { dialogId: t.dialogId, deletedAt: { not: null } } }),
-    hides: await db.prisma.messageHide.count({ where: { messageId: { in: t.messageIds } } }),
-    contacts: await db.prisma.contact.count({ where: { userId: t.owner.id } }),
-    users: await db.prisma.user.findMany({ where: { applicationId: t.applicationId }, orderBy: { id: 'asc' }, select: { id: true, updatedAt: true } }),
+    deleted: await prismaOf(db).message.count({ where: { dialogId: t.dialogId, deletedAt: { not: null } } }),
+    hides: await prismaOf(db).messageHide.count({ where: { messageId: { in: t.messageIds } } }),
+    contacts: await prismaOf(db).contact.count({ where: { userId: t.owner.id } }),
+    users: await prismaOf(db).user.findMany({ where: { applicationId: t.applicationId }, orderBy: { id: 'asc' }, select: { id: true, updatedAt: true } }),
   };
 }
 

@@ -68,7 +68,7 @@ afterAll(async () => {
 
 beforeAll(async () => {
   if (!available) return;
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
   for (const headers of [t.as.owner, t.as.member]) expect((await rest('GET', '/address_book.json', headers)).status).toBe(200);
 }, 60_000);
 
@@ -131,7 +131,7 @@ maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and o
   // Two tenants: a backend waiting for the standby still holds its
   // transaction's locks (the REST delete's lock on its dialog), which the
   // GraphQL delete of a message of the same dialog would wait for.
-  const other = await seedTenant(service.app.services);
+  const other = await seedTenant(service.app.provisioning);
   const m0 = t.messageIds[0]!;
   const m1 = other.messageIds[0]!;
   await synchronousStandby('ghost_standby');
@@ -152,7 +152,7 @@ maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and o
 maybe(
   'reads while the synchronous standby is missing answer normally: a credential check sliding its session is not a write the client asked for',
   async () => {
-    const { token } = await service.app.services.applications.createSession(t.applicationId, t.outsider.id);
+    const { token } = await service.app.provisioning.applications.createSession(t.applicationId, t.outsider.id);
     await synchronousStandby('ghost_standby');
     try {
       // Not cached: the check slides the session, a write that would wait for the standby.

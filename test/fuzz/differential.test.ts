@@ -43,7 +43,7 @@ beforeAll(async () => {
     // a budget spent would answer every later one alike.
     { sessions: { loginAttempts: { perLogin: 1_000_000, perAddress: 1_000_000 } } },
     { compiledQueries: false },
-    async (services) => [await seedTenant(services), await seedTenant(services)] as [Tenant, Tenant],
+    async (provisioning) => [await seedTenant(provisioning), await seedTenant(provisioning)] as [Tenant, Tenant],
   );
   [t, other] = twins.seeded;
   // Books to match: the owner's global book and device "d1" know the member's and the outsider's phones.

@@ -71,7 +71,7 @@ const service = useService(
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);
-  tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
+  tenants = [await seedTenant(service.app.provisioning), await seedTenant(service.app.provisioning)];
   useDisposableSessions = disposableSessions(service, tenants);
 }, SERVICE_START_TIMEOUT_MS);
 
@@ -917,7 +917,7 @@ describe('the rarer answers of /graphql, as documented', () => {
   // per request.
   test('a failing mutation field nulls data; an earlier one in the same request still committed', async () => {
     // A tenant of its own: the property's owners' books hold whatever its random uploads left.
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await post(
       {
         query: `mutation {

@@ -97,7 +97,7 @@ const service = useService(
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);
-  tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
+  tenants = [await seedTenant(service.app.provisioning), await seedTenant(service.app.provisioning)];
   // The tenants' shared sessions expire a year on, after any session a run
   // opens: the cap ends the sessions that expire first, so it never ends
   // these, however many sessions of their user a run opens between two uses
@@ -1260,7 +1260,7 @@ describe('the digest itself', () => {
     // A row in every table, of a tenant of its own: the property's tenants'
     // rows are whatever its random cases left (a message of theirs may be
     // deleted for everyone already, and then a hide finds nothing to hide).
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     expect((await service.call('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'm', phone: '+10000000102' }] } })).status).toBe(
       200,
     );
@@ -1305,7 +1305,7 @@ describe('answers outside the property', () => {
   // not the device's. queryOf() writes the query as the SDK's URL parsers do.
   test.each(['100%', 'a?b', '50% off?'])("GET /address_book.json in the SDK's JSON-object form answers the book of udid %j", async (udid) => {
     // A tenant of its own: the property uploads to books of these very udids.
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const upload = await service.call('POST', '/address_book.json', {
       headers: t.as.member,
       body: { contacts: [{ name: `In ${udid}`, phone: '+10000000101' }], udid },
@@ -1324,7 +1324,7 @@ describe('answers outside the property', () => {
   // "a contact that is not an object" makes the upload a 422 (a non-empty
   // list already was one: its "0" is no field of ContactInput).
   test('an empty list as a contact makes the upload malformed as a whole: 422, nothing stored', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const tracker = new DigestTracker(service.db.pool);
     await tracker.baseline();
     const res = await service.call('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'Member', phone: '+10000000102' }, []] } });
@@ -1342,11 +1342,11 @@ describe('answers outside the property', () => {
     // A tenant of its own: the property's owners and members may hold
     // SESSIONS_PER_USER sessions by now, and a login past the cap ends one
     // (a row fewer, not the one row changed that this test expects).
-    const t = await seedTenant(service.app.services);
-    const { services } = service.app;
+    const t = await seedTenant(service.app.provisioning);
+    const { provisioning } = service.app;
     const tracker = new DigestTracker(service.db.pool);
-    const appSession = (await services.applications.createSession(t.applicationId)).token;
-    const ownerSession = (await services.applications.createSession(t.applicationId, t.owner.id)).token;
+    const appSession = (await provisioning.applications.createSession(t.applicationId)).token;
+    const ownerSession = (await provisioning.applications.createSession(t.applicationId, t.owner.id)).token;
     await tracker.baseline();
     const logout = await service.call('DELETE', '/login.json', { headers: { 'QB-Token': appSession } });
     expect({ status: logout.status, diff: (await tracker.advance()).diff }).toEqual({ status: 200, diff: '' });

@@ -136,8 +136,8 @@ const service = useService(
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);
-  caller = await seedTenant(service.app.services);
-  other = await seedTenant(service.app.services);
+  caller = await seedTenant(service.app.provisioning);
+  other = await seedTenant(service.app.provisioning);
   useDisposableSessions = disposableSessions(service, [caller, other]);
   // One import, one password hash for all (hashing is deliberately slow); NUL and over 255 characters are no logins.
   const logins = INJECTIONS.filter((s) => !s.includes('\u0000') && [...s].length <= 255);

@@ -16,7 +16,7 @@ let endpoint: string;
 
 const service = useService();
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
   endpoint = `${service.baseUrl}/graphql`;
 });
 
@@ -37,7 +37,7 @@ describe('Apollo Client', () => {
     ['its defaults (POST)', {}, 'POST'],
     ['GET for queries', { useGETForQueries: true }, 'GET'],
   ])('with %s runs queries and mutations', async (_how, options, queryMethod) => {
-    const own = await seedTenant(service.app.services);
+    const own = await seedTenant(service.app.provisioning);
     const recording = recordingFetch();
     const client = new ApolloClient({
       link: new HttpLink({ uri: endpoint, headers: own.as.member, fetch: recording.fetch, ...options }),

@@ -10,7 +10,7 @@ import { useService } from '../support/service';
 let t: Tenant;
 const service = useService();
 beforeAll(async () => {
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
 });
 
 const LOOKUP = `query Lookup($id: Int!) {

@@ -28,7 +28,7 @@ async function gql(ids: readonly string[], headers: Record<string, string>, forc
   return res;
 }
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 
 describe('the result type', () => {
   test('deleteMessages returns successfullyDeleted and notFound as arrays of ids', async () => {

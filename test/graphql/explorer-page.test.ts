@@ -16,7 +16,7 @@ const MEMBER_QUERY = '{ userByExternalId(externalUserId: 102) { login externalUs
 const service = useService();
 let tenant: Tenant;
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
 });
 
 /** Another app over the same database, listening on a port of its own. */
@@ -226,7 +226,7 @@ describe('explorer options', () => {
 
 describe('example operations', () => {
   test('run as they are against the demo data, as the demo user alice', async () => {
-    const demo = await prepareDemo(service.db, service.app.services);
+    const demo = await prepareDemo(service.app.provisioning, service.app.services);
     const headers = { 'SVC-Token': demo.userToken };
     const results = [];
     for (const example of EXPLORER_EXAMPLES) {

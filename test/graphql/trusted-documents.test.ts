@@ -37,7 +37,7 @@ let tenant: Tenant;
 
 interface Service {
   base: string;
-  services: App['services'];
+  provisioning: App['provisioning'];
   post(body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
   get(params: Record<string, unknown>, headers?: Record<string, string>): Promise<HttpResult>;
 }
@@ -47,7 +47,7 @@ async function serviceWith(env: Record<string, string>): Promise<Service> {
   const { baseUrl: base, app } = await apps.start(env);
   return {
     base,
-    services: app.services,
+    provisioning: app.provisioning,
     post: (body, headers = tenant.as.owner) =>
       fetchResult(`${base}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }),
     get: (params, headers = tenant.as.owner) => {
@@ -68,7 +68,7 @@ beforeAll(async () => {
   off = await serviceWith({});
   allow = await serviceWith({ GRAPHQL_TRUSTED_DOCUMENTS: 'allow', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST });
   enforce = await serviceWith({ GRAPHQL_TRUSTED_DOCUMENTS: 'enforce', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST });
-  tenant = await seedTenant(off.services);
+  tenant = await seedTenant(off.provisioning);
 });
 afterAll(async () => {
   await apps.close();

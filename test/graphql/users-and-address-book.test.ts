@@ -5,6 +5,7 @@
 // GraphQL's input coercion decides before the resolver runs, each next to the
 // REST answer it differs from.
 import { MESSAGES } from '../../src/errors';
+import { prismaOf } from '../../src/provisioning/client';
 import { bookOf, contactCount, MEMBER_PHONE, OUTSIDER_PHONE } from '../support/address-book';
 import { type GraphQLResult, useService } from '../support/service';
 import { seedTenant } from '../support/seed';
@@ -38,7 +39,7 @@ describe('data on a resolver’s error', () => {
     ['addressBook', '{ addressBook { phone } }', null],
     ['uploadAddressBook', `mutation { uploadAddressBook(contacts: [{name: "Member", phone: "${MEMBER_PHONE}"}]) { created } }`, null],
   ])('a refused %s answers HTTP 200 with data %p', async (field, query, data) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await gql(query, {}, t.as.app);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -52,7 +53,7 @@ describe('userByExternalId', () => {
   // REST's path value is text, checked by the service's rule (422); GraphQL's
   // Int refuses what is not a 32-bit integer itself.
   test.each([2147483648, 1.5])('the external id %p is refused by GraphQL’s Int itself (HTTP 400), where REST answers 422', async (externalUserId) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     expectCoercionError(await gql('query ($id: Int!) { userByExternalId(externalUserId: $id) { id } }', { id: externalUserId }, t.as.owner));
     const r = await service.call('GET', `/users/external/${externalUserId}.json`, { headers: t.as.owner });
     expect([r.status, r.body]).toEqual([422, { errors: { external_user_id: ['must be an integer between 1 and 2147483647'] } }]);
@@ -62,7 +63,7 @@ describe('userByExternalId', () => {
 describe('registeredUsers and addressBook', () => {
   // REST has no null: its udid is present or absent.
   test('an explicit null udid is the global book', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }], udid: 'A' }, t.as.owner);
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Outsider', phone: OUTSIDER_PHONE }], udid: null }, t.as.owner);
     expect(ids(await gql('query ($udid: String) { registeredUsers(udid: $udid) { id } }', { udid: null }, t.as.owner))).toEqual([t.outsider.id]);
@@ -72,7 +73,7 @@ describe('registeredUsers and addressBook', () => {
 
   // One implementation behind both surfaces: a book written through one is the book read through the other.
   test('a book uploaded through REST is read through GraphQL, and the other way round', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await service.call('POST', '/address_book.json', { headers: t.as.member, body: { contacts: [{ name: 'Owner', phone: '+10000000101' }] } });
     expect(ids(await gql('{ registeredUsers { id } }', {}, t.as.member))).toEqual([t.owner.id]);
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Outsider', phone: OUTSIDER_PHONE }], udid: 'A' }, t.as.owner);
@@ -97,7 +98,7 @@ describe('registeredUsers, whatever the selection', () => {
     ['a field under @include(if: false)', 'query ($x: Boolean!) { registeredUsers { id phone login @include(if: $x) } }', { x: false }, ['id', 'phone']],
     ['a field under @skip(if: true)', 'query ($x: Boolean!) { registeredUsers { id phone createdAt @skip(if: $x) } }', { x: true }, ['id', 'phone']],
   ])('%s: each selected field answered', async (_name, query, variables, keys) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] }, t.as.owner);
     const res = await gql(query, variables, t.as.owner);
     expect(res.body.errors).toBeUndefined();
@@ -114,7 +115,7 @@ describe('registeredUsers, whatever the selection', () => {
   });
 
   test('a user’s new phone shows at once in both forms', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await gql(
       UPLOAD_ADDRESS_BOOK,
       {
@@ -125,7 +126,7 @@ describe('registeredUsers, whatever the selection', () => {
       },
       t.as.owner,
     );
-    await service.db.prisma.user.update({ where: { id: t.member.id }, data: { phone: NEW_PHONE } });
+    await prismaOf(service.db).user.update({ where: { id: t.member.id }, data: { phone: NEW_PHONE } });
     const compact = await gql('{ registeredUsers { id phone } }', {}, t.as.owner);
     const full = await gql('{ registeredUsers { id phone login } }', {}, t.as.owner);
     expect(compact.body.data.registeredUsers).toEqual([{ id: t.member.id, phone: NEW_PHONE }]);
@@ -150,7 +151,7 @@ describe('registeredUsersConnection', () => {
   };
 
   test('pages through the users registeredUsers lists, in user id order, each once', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await gql(
       UPLOAD_ADDRESS_BOOK,
       {
@@ -178,7 +179,7 @@ describe('registeredUsersConnection', () => {
   });
 
   test('an empty book, or a device book, is its own: an empty page has no end cursor', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     expect(await page(t.as.owner, { first: 5 })).toEqual({ edges: [], pageInfo: { hasNextPage: false, endCursor: null } });
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }], udid: 'A' }, t.as.owner);
     expect((await page(t.as.owner, { first: 5 })).edges).toEqual([]);
@@ -193,7 +194,7 @@ describe('registeredUsersConnection', () => {
     ['after', { after: Buffer.from('u:2147483648').toString('base64url') }, 'after must be a cursor that registeredUsersConnection returned'],
     ['after', { after: `${Buffer.from('u:1').toString('base64url')}=` }, 'after must be a cursor that registeredUsersConnection returned'],
   ])('a bad %s (%j) is BAD_USER_INPUT naming it, with no data', async (field, variables, message) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await gql(PAGE, variables, t.as.owner);
     expect([res.status, res.body]).toEqual([
       200,
@@ -202,7 +203,7 @@ describe('registeredUsersConnection', () => {
   });
 
   test('needs a user, as registeredUsers does', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await gql(PAGE, {}, t.as.app);
     expect(res.body).toEqual({ data: null, errors: [expect.objectContaining({ message: MESSAGES.needUser, extensions: { code: 'FORBIDDEN' } })] });
   });
@@ -210,7 +211,7 @@ describe('registeredUsersConnection', () => {
 
 describe('uploadAddressBook input', () => {
   test('contacts missing, or not contacts, are refused by GraphQL’s input types with BAD_USER_INPUT (HTTP 400)', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     for (const variables of [{ contacts: ['+10000000102'] }, {}, { contacts: 'x' }, { contacts: null }]) {
       const g = await gql(UPLOAD_ADDRESS_BOOK, variables, t.as.owner);
       expect([variables, g.status, g.body.errors![0]!.extensions?.code]).toEqual([variables, 400, 'BAD_USER_INPUT']);
@@ -222,7 +223,7 @@ describe('uploadAddressBook input', () => {
   // REST rejects only that contact (test/rest/address-book.test.ts); a String
   // variable cannot hold a number, so here the whole request is refused.
   test('a phone given as a number is refused by String coercion (HTTP 400) and nothing is stored', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     expectCoercionError(
       await gql(
         UPLOAD_ADDRESS_BOOK,
@@ -240,7 +241,7 @@ describe('uploadAddressBook input', () => {
 
   // REST refuses a lone object with 422: its JSON clients mean a list.
   test('a single contact object for contacts is coerced into a one-element list', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const g = await gql(UPLOAD_ADDRESS_BOOK, { contacts: { name: 'Member', phone: MEMBER_PHONE } }, t.as.owner);
     expect(g.body).toEqual({ data: { uploadAddressBook: { created: 1, updated: 0, deleted: 0 } } });
     expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);
@@ -253,7 +254,7 @@ describe('uploadAddressBook input', () => {
     ['destroy 1', { contacts: [{ phone: MEMBER_PHONE, destroy: 1 }] }],
     ['destroy "1"', { contacts: [{ phone: MEMBER_PHONE, destroy: '1' }] }],
   ])('%s, which is not a Boolean, is refused by coercion (HTTP 400) and nothing changes', async (_what, variables) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await gql(UPLOAD_ADDRESS_BOOK, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] }, t.as.owner);
     expectCoercionError(await gql(UPLOAD_ADDRESS_BOOK, variables, t.as.owner));
     expect(await bookOf(service, t.owner.id)).toEqual([{ name: 'Member', phone: MEMBER_PHONE }]);

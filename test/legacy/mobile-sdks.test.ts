@@ -25,7 +25,7 @@ let t: Tenant;
 const service = useService();
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
 });
 
 interface Raw {

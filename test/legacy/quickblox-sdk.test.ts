@@ -28,7 +28,7 @@ beforeAll(async () => {
 const service = useService(() => ({ https: certificate }));
 beforeAll(async () => {
   endpoint = new URL(service.baseUrl).host;
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
 });
 
 // QB.init prints the platform (and, for a token client, an "accountKey is missing" warning).
@@ -165,7 +165,7 @@ describe('the three operations through the SDK', () => {
   let client: QuickBlox;
   beforeAll(async () => {
     // An application of its own: the session tests above changed the first one's books.
-    t = await seedTenant(service.app.services);
+    t = await seedTenant(service.app.provisioning);
     jest.spyOn(console, 'log').mockImplementation(() => {});
     jest.spyOn(console, 'warn').mockImplementation(() => {});
     client = appClient();
@@ -268,7 +268,7 @@ describe('session requests the service refuses, as the SDK reports them', () => 
     const ahead = await startService({ https: certificate, sessions: { now: () => Date.now() + 2 * 3600_000 } });
     try {
       const client = new QB.QuickBlox() as unknown as QuickBlox;
-      const other = await seedTenant(ahead.app.services);
+      const other = await seedTenant(ahead.app.provisioning);
       client.init(other.applicationId, other.authKey, other.authSecret, { endpoints: { api: new URL(ahead.baseUrl).host } });
       const error = await refusal(sdk((cb) => client.createSession(cb)));
       expect(error.code).toBe(422);

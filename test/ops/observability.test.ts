@@ -19,7 +19,7 @@ const stream = new Writable({
 const service = useService({ logger: { level: 'info', stream } });
 
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
 });
 
 const requestLines = () => lines.filter((line) => line.msg === 'request');

@@ -67,7 +67,7 @@ describe('with an in-memory exporter', () => {
     await tracing?.shutdown();
   });
   beforeAll(async () => {
-    tenant = await seedTenant(service.app.services);
+    tenant = await seedTenant(service.app.provisioning);
   });
   beforeEach(() => exporter.reset());
 
@@ -170,7 +170,7 @@ describe('configured by OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const tracing = startTracingFromConfig(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_SERVICE_NAME: SERVICE_NAME }))!;
     const service = await startService();
     try {
-      const tenant = await seedTenant(service.app.services);
+      const tenant = await seedTenant(service.app.provisioning);
       expect((await service.rest('GET', '/users/external/102.json', { headers: tenant.as.owner })).status).toBe(200);
     } finally {
       await service.close();

@@ -18,7 +18,7 @@ const registered = (headers: Record<string, string>, query = '') => service.call
 
 describe('the answers', () => {
   test('registered users are JSON {"items":[{"user":…}]}; compact=1 holds only id and phone', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await upload(t.as.owner, {
       contacts: [
         { name: 'Member', phone: MEMBER_PHONE },
@@ -34,7 +34,7 @@ describe('the answers', () => {
   });
 
   test('an upload answers its counts, with "rejected" keyed by index only when a contact was not taken', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const taken = await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     expect([taken.status, taken.body]).toEqual([200, { created: 1, updated: 0, deleted: 0 }]);
     const some = await upload(t.as.owner, {
@@ -44,7 +44,7 @@ describe('the answers', () => {
   });
 
   test('errors are {"errors":["<message>"]} with the status of their kind', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const cases: [number, string, () => Promise<{ status: number; body: unknown }>][] = [
       [401, 'Token is required: send SVC-Token or Authorization: ApiKey <key>', () => registered({})],
       [403, 'Forbidden. Need user.', () => registered(t.as.app)],
@@ -61,7 +61,7 @@ describe('the answers', () => {
 
 describe('the flags of the read', () => {
   test('compact=0 and no compact both give the full records', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     // The API key does not touch the member's last_request_at between the two reads.
     const headers = t.as.onBehalfOf(t.owner.id);
@@ -73,14 +73,14 @@ describe('the flags of the read', () => {
   });
 
   test.each(['2', 'x', 'true', '-1'])('compact=%s is rejected with 422 "compact must be 0 or 1"', async (value) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await registered(t.as.owner, `?compact=${value}`);
     expect([res.status, res.body]).toEqual([422, { errors: ['compact must be 0 or 1'] }]);
   });
 
   // force is the upload's flag; the spec lists it on the read too, where it has no effect.
   test('force=0 and force=1 are accepted on the read and change nothing', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await upload(t.as.owner, {
       contacts: [
         { name: 'Member', phone: MEMBER_PHONE },
@@ -96,7 +96,7 @@ describe('the flags of the read', () => {
   });
 
   test.each(['2', 'yes'])('force=%s on the read is rejected with 422', async (value) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await registered(t.as.owner, `?force=${value}`);
     expect([res.status, res.body]).toEqual([422, { errors: ['force must be 0 or 1'] }]);
   });
@@ -106,7 +106,7 @@ describe('the flags of the read', () => {
 // (see test/graphql/users-and-address-book.test.ts), so true is refused here.
 describe('the flags of the upload', () => {
   test('destroy "1" as text removes the phone as destroy 1 does', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await upload(t.as.owner, {
       contacts: [
         { name: 'Member', phone: MEMBER_PHONE },
@@ -127,14 +127,14 @@ describe('the flags of the upload', () => {
   });
 
   test.each([2, 'yes', true])('destroy %p is not one of the 0/1 flags: 422 and nothing changes', async (destroy) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE, destroy }] });
     expect([res.status, res.body]).toEqual([422, { errors: ['destroy must be 0 or 1'] }]);
     expect(await contactCount(service, t)).toBe(0);
   });
 
   test.each([2, 'yes', true])('force %p in the body is rejected with 422 and nothing changes', async (force) => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await upload(t.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] });
     const res = await upload(t.as.owner, { force, contacts: [] });
     expect([res.status, res.body]).toEqual([422, { errors: ['force must be 0 or 1'] }]);
@@ -146,7 +146,7 @@ describe('the body of the upload', () => {
   // GraphQL's coercion refuses a number for a String (400); the shim passes it
   // as missing, so only that contact is rejected, as QuickBlox does.
   test('fields of another JSON type than a string make the contact rejected, not the upload', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await upload(t.as.owner, {
       contacts: [
         { name: 'Member', phone: MEMBER_PHONE },
@@ -160,7 +160,7 @@ describe('the body of the upload', () => {
   // graphql-js reports a variable of the wrong type as a GraphQLError wrapping
   // another GraphQLError; the shim must answer 422, not 500.
   test('a contacts value that is not a list is rejected with 422', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     for (const contacts of ['x', 42, true]) {
       const res = await service.rest('POST', '/address_book.json', { headers: t.as.owner, body: { contacts } });
       expect([contacts, res.status]).toEqual([contacts, 422]);
@@ -170,7 +170,7 @@ describe('the body of the upload', () => {
   });
 
   test('a body without contacts is rejected with 422', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     for (const options of [{ body: {} }, { body: { udid: 'A' } }, {}]) {
       const res = await service.rest('POST', '/address_book.json', { headers: t.as.owner, ...options });
       expect(res.status).toBe(422);
@@ -180,7 +180,7 @@ describe('the body of the upload', () => {
   });
 
   test('a contact that is not an object makes the upload malformed as a whole: 422 and nothing is stored', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     for (const stray of ['Member', 15550000002, null, [MEMBER_PHONE]]) {
       const res = await service.rest('POST', '/address_book.json', {
         headers: t.as.owner,
@@ -195,7 +195,7 @@ describe('the body of the upload', () => {
   // GraphQL input coercion turns a single object into a one-element list (see
   // test/graphql/users-and-address-book.test.ts); a JSON client means a list.
   test('a single contact object instead of a list is rejected with 422', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await service.rest('POST', '/address_book.json', {
       headers: t.as.owner,
       body: { contacts: { name: 'Member', phone: MEMBER_PHONE } },
@@ -205,7 +205,7 @@ describe('the body of the upload', () => {
   });
 
   test('a body that is not a JSON object is rejected with 400', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await upload(t.as.owner, [{ name: 'Member', phone: MEMBER_PHONE }]);
     expect(res.status).toBe(400);
     expect(res.body.errors).toEqual([expect.stringMatching(/^Malformed request body/)]);
@@ -213,7 +213,7 @@ describe('the body of the upload', () => {
   });
 
   test('malformed JSON is rejected with 400 "Malformed request body: invalid JSON"', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const res = await service.call('POST', '/address_book.json', {
       headers: { ...t.as.owner, 'content-type': 'application/json' },
       raw: `{"contacts": [{"name": "Member", "phone": "${MEMBER_PHONE}"}`,

@@ -1,6 +1,7 @@
 // Credentials and sessions, seen through the REST paths: sliding session
 // expiry, last_request_at, expired and unknown sessions, malformed or
 // conflicting credential headers, On-Behalf-Of, and never a 5xx.
+import { prismaOf } from '../../src/provisioning/client';
 import { hashSecret } from '../../src/services/secrets';
 import { type RequestOptions, useService } from '../support/service';
 import { seedTenant } from '../support/seed';
@@ -23,8 +24,8 @@ const lookup = (externalId: number, headers: Record<string, string>) => service.
 /** The list-shaped errors of the address book. */
 const registered = (headers: Record<string, string>) => service.call('GET', '/address_book/registered_users.json', { headers });
 
-const sessionOf = (token: string) => service.db.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(token) } });
-const lastRequestAt = async (userId: number) => (await service.db.prisma.user.findUniqueOrThrow({ where: { id: userId } })).lastRequestAt;
+const sessionOf = (token: string) => prismaOf(service.db).session.findUniqueOrThrow({ where: { tokenHash: hashSecret(token) } });
+const lastRequestAt = async (userId: number) => (await prismaOf(service.db).user.findUniqueOrThrow({ where: { id: userId } })).lastRequestAt;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -38,9 +39,9 @@ async function expectRejected(headers: Record<string, string>, status: number, m
 
 describe('sessions', () => {
   test('a request with a user token moves the session expiry to about two hours from now', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const soon = new Date(Date.now() + 5 * 60_000);
-    await service.db.prisma.session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: soon } });
+    await prismaOf(service.db).session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: soon } });
 
     const before = Date.now();
     const res = await lookup(102, t.as.owner);
@@ -55,7 +56,7 @@ describe('sessions', () => {
   });
 
   test('a request with a user token sets the user’s last_request_at, and only that user’s', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     expect(await lastRequestAt(t.owner.id)).toBeNull();
 
     const before = Date.now();
@@ -70,7 +71,7 @@ describe('sessions', () => {
   });
 
   test('the first request stamps last_request_at at once; later ones advance it and the expiry in the batched write', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const first = await lookup(101, t.as.owner);
     expect(first.status).toBe(200);
     expect(first.body.user.id).toBe(t.owner.id);
@@ -92,9 +93,9 @@ describe('sessions', () => {
   });
 
   test('a session whose expiry has passed is rejected with 401 and is not brought back to life', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const expired = new Date(Date.now() - 60_000);
-    await service.db.prisma.session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: expired } });
+    await prismaOf(service.db).session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: expired } });
 
     await expectRejected(t.as.owner, 401, SESSION_MISSING);
     // Rejected again: the failed requests did not extend it.
@@ -107,55 +108,55 @@ describe('sessions', () => {
   });
 
   test('an unknown session token is rejected with 401 on both error shapes', async () => {
-    await seedTenant(service.app.services);
+    await seedTenant(service.app.provisioning);
     await expectRejected({ 'SVC-Token': 'made-up-token' }, 401, SESSION_MISSING);
   });
 
   test('a session of a deleted user no longer authenticates', async () => {
-    const t = await seedTenant(service.app.services);
-    await service.db.prisma.user.delete({ where: { id: t.outsider.id } });
+    const t = await seedTenant(service.app.provisioning);
+    await prismaOf(service.db).user.delete({ where: { id: t.outsider.id } });
     await expectRejected(t.as.outsider, 401, SESSION_MISSING);
   });
 });
 
 describe('credential headers', () => {
   test('a request without any credentials is rejected with 401', async () => {
-    await seedTenant(service.app.services);
+    await seedTenant(service.app.provisioning);
     await expectRejected({}, 401, NO_CREDENTIALS);
   });
 
   test('an SVC-Token header that is present but empty is rejected with 401', async () => {
-    await seedTenant(service.app.services);
+    await seedTenant(service.app.provisioning);
     await expectRejected({ 'SVC-Token': '' }, 401, SESSION_MISSING);
   });
 
   test.each(['ApiKey', 'ApiKey ', 'Bearer x', 'Basic dXNlcjpwYXNz', 'ApiKey two words', ''])(
     'Authorization %p is rejected with 401 "Authorization must be \'ApiKey <key>\'"',
     async (authorization) => {
-      await seedTenant(service.app.services);
+      await seedTenant(service.app.provisioning);
       await expectRejected({ Authorization: authorization }, 401, MALFORMED_AUTHORIZATION);
     },
   );
 
   test('an API key longer than 512 characters is malformed', async () => {
-    await seedTenant(service.app.services);
+    await seedTenant(service.app.provisioning);
     await expectRejected({ Authorization: `ApiKey ${'k'.repeat(513)}` }, 401, MALFORMED_AUTHORIZATION);
   });
 
   test('an unknown API key is rejected with 401 "Unknown API key"', async () => {
-    await seedTenant(service.app.services);
+    await seedTenant(service.app.provisioning);
     await expectRejected({ Authorization: 'ApiKey no-such-key' }, 401, 'Unknown API key');
   });
 
   test('sending both SVC-Token and Authorization is rejected with 400', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await expectRejected({ ...t.as.owner, ...t.as.apiKey }, 400, BOTH_CREDENTIALS);
     // Even when one of them is bad.
     await expectRejected({ 'SVC-Token': 'made-up-token', ...t.as.apiKey }, 400, BOTH_CREDENTIALS);
   });
 
   test('On-Behalf-Of together with SVC-Token is rejected with 400', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await expectRejected({ ...t.as.owner, 'On-Behalf-Of': String(t.member.id) }, 400, ON_BEHALF_OF_WITHOUT_API_KEY);
     await expectRejected({ ...t.as.app, 'On-Behalf-Of': String(t.member.id) }, 400, ON_BEHALF_OF_WITHOUT_API_KEY);
     // The rejected requests did not count as use of the session.
@@ -163,13 +164,13 @@ describe('credential headers', () => {
   });
 
   test('On-Behalf-Of without any credentials is still "token required"', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     await expectRejected({ 'On-Behalf-Of': String(t.member.id) }, 401, NO_CREDENTIALS);
   });
 
   test('On-Behalf-Of naming a user of another application, or no user at all, is rejected with 403', async () => {
-    const a = await seedTenant(service.app.services);
-    const b = await seedTenant(service.app.services);
+    const a = await seedTenant(service.app.provisioning);
+    const b = await seedTenant(service.app.provisioning);
     for (const onBehalfOf of [String(b.member.id), '0', '-1', 'abc', '', '2147483648', '99999999999', `${a.member.id}.0`, '2147483647']) {
       const headers = { ...a.as.apiKey, 'On-Behalf-Of': onBehalfOf };
       const object = await lookup(101, headers);
@@ -180,16 +181,16 @@ describe('credential headers', () => {
   });
 
   test('an API key acts only within its own application', async () => {
-    const a = await seedTenant(service.app.services);
-    const b = await seedTenant(service.app.services);
-    await service.app.services.users.create({ applicationId: b.applicationId, login: 'only-in-b', password: 'password123', externalUserId: 8080 });
+    const a = await seedTenant(service.app.provisioning);
+    const b = await seedTenant(service.app.provisioning);
+    await service.app.provisioning.users.create({ applicationId: b.applicationId, login: 'only-in-b', password: 'password123', externalUserId: 8080 });
     expect((await lookup(8080, a.as.apiKey)).status).toBe(404);
     expect((await lookup(8080, b.as.apiKey)).status).toBe(200);
   });
 
   test('no combination of odd credentials, paths or parameters produces a 5xx', async () => {
-    const a = await seedTenant(service.app.services);
-    const b = await seedTenant(service.app.services);
+    const a = await seedTenant(service.app.provisioning);
+    const b = await seedTenant(service.app.provisioning);
     const headerSets: Record<string, string>[] = [
       {},
       a.as.owner,

@@ -1,5 +1,6 @@
 // The credential cache and the batched session writes (src/services/auth.ts):
 // what they save, and the limits of what they change.
+import { prismaOf } from '../../src/provisioning/client';
 import { hashSecret } from '../../src/services/secrets';
 import { useService } from '../support/service';
 import { seedTenant } from '../support/seed';
@@ -23,7 +24,7 @@ async function statementsOf(request: () => Promise<{ status: number }>): Promise
 }
 
 test('a lookup costs two statements with fresh credentials and one while they are cached', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   expect(await statementsOf(() => lookup(t.as.owner))).toEqual({ status: 200, statements: 2 });
   expect(await statementsOf(() => lookup(t.as.owner))).toEqual({ status: 200, statements: 1 });
   expect(await statementsOf(() => lookup(t.as.apiKey))).toEqual({ status: 200, statements: 2 });
@@ -31,7 +32,7 @@ test('a lookup costs two statements with fresh credentials and one while they ar
 });
 
 test('batched touches reach the database in one statement, with each request’s own time', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   await lookup(t.as.owner);
   await lookup(t.as.member);
   await sleep(20);
@@ -41,29 +42,29 @@ test('batched touches reach the database in one statement, with each request’s
   const before = service.db.statementCount();
   await service.app.services.auth.flush();
   expect(service.db.statementCount() - before).toBe(1);
-  const users = await service.db.prisma.user.findMany({ where: { id: { in: [t.owner.id, t.member.id] } } });
+  const users = await prismaOf(service.db).user.findMany({ where: { id: { in: [t.owner.id, t.member.id] } } });
   for (const user of users) expect(user.lastRequestAt!.getTime()).toBeGreaterThanOrEqual(started);
-  const session = await service.db.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(t.ownerToken) } });
+  const session = await prismaOf(service.db).session.findUniqueOrThrow({ where: { tokenHash: hashSecret(t.ownerToken) } });
   expect(session.expiresAt.getTime()).toBeGreaterThanOrEqual(started + 2 * 60 * 60 * 1000);
 });
 
 test('a late batched write neither brings back a session that expired meanwhile nor moves anything backwards', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   await lookup(t.as.owner);
   await lookup(t.as.owner); // cached: its touch waits for the flush
   const expired = new Date(Date.now() - 1_000);
-  await service.db.prisma.session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: expired } });
-  const stamped = (await service.db.prisma.user.findUniqueOrThrow({ where: { id: t.owner.id } })).lastRequestAt!;
+  await prismaOf(service.db).session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: expired } });
+  const stamped = (await prismaOf(service.db).user.findUniqueOrThrow({ where: { id: t.owner.id } })).lastRequestAt!;
   await service.app.services.auth.flush();
-  const session = await service.db.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(t.ownerToken) } });
+  const session = await prismaOf(service.db).session.findUniqueOrThrow({ where: { tokenHash: hashSecret(t.ownerToken) } });
   expect(session.expiresAt.toISOString()).toBe(expired.toISOString());
-  expect((await service.db.prisma.user.findUniqueOrThrow({ where: { id: t.owner.id } })).lastRequestAt).toEqual(stamped);
+  expect((await prismaOf(service.db).user.findUniqueOrThrow({ where: { id: t.owner.id } })).lastRequestAt).toEqual(stamped);
 });
 
 test('a session removed from the database is honoured at most for the cache window, then refused', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   expect((await lookup(t.as.owner)).status).toBe(200);
-  await service.db.prisma.session.delete({ where: { tokenHash: hashSecret(t.ownerToken) } });
+  await prismaOf(service.db).session.delete({ where: { tokenHash: hashSecret(t.ownerToken) } });
   const removedAt = Date.now();
   const during = await lookup(t.as.owner);
   if (Date.now() - removedAt < CACHE_MS) expect(during.status).toBe(200);

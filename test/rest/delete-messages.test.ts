@@ -39,7 +39,7 @@ function expectError(res: HttpResult, status: number, message: string | RegExp =
   });
 }
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 
 describe('the response', () => {
   test('is JSON with exactly the keys SuccessfullyDeleted and NotFound, each holding only ids', async () => {

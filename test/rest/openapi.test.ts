@@ -87,7 +87,7 @@ type Producer = (t: Tenant) => Promise<Request> | Request;
 const route = (operationId: string): RestRoute => REST_ROUTES.find((r) => r.doc.operationId === operationId)!;
 const req = (r: RestRoute, path: string, options: RequestOptions = {}): Request => ({ method: r.method, path, options });
 const newSession = async (t: Tenant, userId?: number) => ({
-  'SVC-Token': (await service.app.services.applications.createSession(t.applicationId, userId)).token,
+  'SVC-Token': (await service.app.provisioning.applications.createSession(t.applicationId, userId)).token,
 });
 
 /** A request of each route that succeeds (also the base of the 429, 500 and 503 cases). */
@@ -335,8 +335,8 @@ describe('the document', () => {
 describe.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s', (_name, r) => {
   let t: Tenant;
   beforeAll(async () => {
-    t = await seedTenant(service.app.services);
-    await createFullUser(service.app.services, t.applicationId);
+    t = await seedTenant(service.app.provisioning);
+    await createFullUser(service.app.provisioning, t.applicationId);
   });
 
   const statuses = () => documentedStatuses(r).filter((s) => ![429, 500, 503].includes(s));
@@ -363,7 +363,7 @@ describe('429, 500 and 503 on every route', () => {
   const limited = useService({ rateLimit: { windowMs: 60_000, perCredential: 1, perAddress: 1_000 } });
   let t: Tenant;
   beforeAll(async () => {
-    t = await seedTenant(service.app.services);
+    t = await seedTenant(service.app.provisioning);
   });
 
   test.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s: the second request with one credential is 429 in the documented shape', async (_name, r) => {
@@ -380,7 +380,7 @@ describe('429, 500 and 503 on every route', () => {
       }
       return;
     }
-    const headers = { 'QB-Token': (await service.app.services.applications.createSession(t.applicationId, t.owner.id)).token };
+    const headers = { 'QB-Token': (await service.app.provisioning.applications.createSession(t.applicationId, t.owner.id)).token };
     const first = await OK[r.doc.operationId]!(t);
     await limited.rest(first.method, first.path, { ...first.options, headers });
     const res = await limited.rest(first.method, first.path, { ...first.options, headers });

@@ -30,7 +30,7 @@ const service = useService(
   { start: startIsolatedService },
 );
 beforeAll(async () => {
-  tenants = [await seedTenant(service.app.services), await seedTenant(service.app.services)];
+  tenants = [await seedTenant(service.app.provisioning), await seedTenant(service.app.provisioning)];
 });
 beforeEach(() => {
   clock = undefined;
@@ -152,10 +152,10 @@ describe('a correctly signed request', () => {
           fc.boolean(),
           async (surface, algorithm, nonce, u, numbers) => {
             // An application of its own each run: any login is free in it.
-            const { application, authKey, authSecret } = await service.app.services.applications.create('signatures');
+            const { application, authKey, authSecret } = await service.app.provisioning.applications.create('signatures');
             let userId: number | null = null;
             if (u) {
-              const created = await service.app.services.users.create({
+              const created = await service.app.provisioning.users.create({
                 applicationId: application.id,
                 login: u.by === 'login' ? u.login : 'by-email',
                 password: u.password,
@@ -405,7 +405,7 @@ describe('replays', () => {
     async () => {
       // One application for the whole property, its clock only moving forward:
       // pairs of earlier runs leave the window while later replays are refused.
-      const t = await seedTenant(service.app.services);
+      const t = await seedTenant(service.app.provisioning);
       let now = 2_000_000_000_000;
       await fc.assert(
         fc.asyncProperty(
@@ -437,7 +437,7 @@ describe('replays', () => {
   // does, so a replay refused NONCE_REUSED deleted those rows: a refused
   // request wrote.
   test('a replay refused after older pairs have left the window deletes none of them', async () => {
-    const t = await seedTenant(service.app.services);
+    const t = await seedTenant(service.app.provisioning);
     const start = 2_100_000_000;
     const at = (seconds: number, nonce: string) => {
       clock = seconds * 1000;

@@ -12,7 +12,7 @@ import { fetchResult, startService, useService } from '../support/service';
 const service = useService();
 let t: Tenant;
 beforeAll(async () => {
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
 });
 
 /** QuickBlox's Rails form, the one its JavaScript SDK can parse: "2026-11-23 20:00:00 UTC". */
@@ -74,7 +74,7 @@ describe('QB-Token', () => {
     });
     const custom = await startService({ ...appOptionsFromConfig(config), logger: { level: 'info', stream } });
     try {
-      const tenant = await seedTenant(custom.app.services);
+      const tenant = await seedTenant(custom.app.provisioning);
       const read = await custom.call('GET', '/users/external/101.json', { headers: { 'X-Session': tenant.ownerToken } });
       expect(read.status).toBe(200);
       // A shared cache keys answers by the header that says who is asking.
@@ -222,7 +222,7 @@ test('a service started with another SECRETS_KEY than the one that sealed a secr
 
 describe('GET /address_book.json', () => {
   test('reads QuickBlox’s JavaScript SDK query, a JSON object in place of a query string', async () => {
-    const tenant = await seedTenant(service.app.services);
+    const tenant = await seedTenant(service.app.provisioning);
     await service.call('POST', '/address_book.json', { headers: tenant.as.owner, body: { udid: 'dev "1"', contacts: [{ name: 'M', phone: '+10000000102' }] } });
     for (const query of [`?${encodeURIComponent(JSON.stringify({ udid: 'dev "1"' }))}`, `?udid=${encodeURIComponent('dev "1"')}`]) {
       const res = await service.call('GET', `/address_book.json${query}`, { headers: tenant.as.owner });
@@ -246,7 +246,7 @@ describe('CORS for QuickBlox browser apps', () => {
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-headers')?.split(/, */)).toEqual(expect.arrayContaining(['qb-token', 'qb-sdk', 'qb-os', 'svc-token']));
-      const tenant = await seedTenant(cors.app.services);
+      const tenant = await seedTenant(cors.app.provisioning);
       const res = await cors.rest('GET', '/address_book.json', { headers: { Origin: 'https://app.example.com', 'QB-Token': tenant.ownerToken } });
       expect(res.headers.get('access-control-expose-headers')?.split(/, */)).toContain('qb-token-expirationdate');
     } finally {
@@ -257,7 +257,7 @@ describe('CORS for QuickBlox browser apps', () => {
 
 describe('the SDK’s JSON query, value by value', () => {
   test('null is an absent udid (the global book), a number is its text, a list or object is refused with 422', async () => {
-    const tenant = await seedTenant(service.app.services);
+    const tenant = await seedTenant(service.app.provisioning);
     await service.call('POST', '/address_book.json', { headers: tenant.as.owner, body: { contacts: [{ name: 'G', phone: '+10000000102' }] } });
     await service.call('POST', '/address_book.json', { headers: tenant.as.owner, body: { udid: '42', contacts: [{ name: 'N', phone: '+10000000103' }] } });
     const read = (query: unknown) => service.call('GET', `/address_book.json?${encodeURIComponent(JSON.stringify(query))}`, { headers: tenant.as.owner });

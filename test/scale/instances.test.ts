@@ -10,9 +10,8 @@ import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { publisher } from '../../src/scale/revocations';
-import { createServices } from '../../src/services';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
-import { seedTenant } from '../support/seed';
+import { seedTenant, servicesOver } from '../support/seed';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `chatsvc-test:${process.pid}:${Date.now()}:`;
@@ -129,7 +128,7 @@ withRedis('a failing store: open serves uncounted, closed refuses with 503; both
 
 /** Ends a session on `a` after `b` has it cached, then polls `b` until it refuses it: the time that took. */
 async function revocationDelay(a: Instance, b: Instance): Promise<number> {
-  const tenant = await seedTenant(a.app.services);
+  const tenant = await seedTenant(a.app.provisioning);
   const headers = tenant.as.owner;
   // A lookup: its credentials come from the cache (GET /session.json would read the session itself).
   const probe = '/address_book.json';
@@ -167,16 +166,16 @@ test('without any bus, the other instance honours the ended session until its ca
 withRedis('an API key rotated by the admin CLI is refused by running instances within 1 s', async () => {
   const options = { redis, revocation: true };
   const [a, b] = [await instance(options), await instance(options)];
-  const tenant = await seedTenant(a.app.services);
+  const tenant = await seedTenant(a.app.provisioning);
   const probe = `/users/external/${tenant.member.externalUserId}.json`;
   // Both instances have the key cached.
   for (const at of [a, b, a, b]) expect((await at.rest('GET', probe, tenant.as.apiKey)).status).toBe(200);
   // What `admin app:rotate-api-key` does: a process of its own, with a publisher only.
   const cli = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
   extraRedis.push(cli);
-  const services = createServices(database, { auth: { cacheMs: 0 } });
+  const { services, provisioning } = servicesOver(database, { auth: { cacheMs: 0 } });
   services.auth.useRevocations(publisher({ redis: cli }));
-  const { apiKey, previousKeyHash } = await services.applications.rotateApiKey(tenant.applicationId);
+  const { apiKey, previousKeyHash } = await provisioning.applications.rotateApiKey(tenant.applicationId);
   await services.auth.forgetApiKey(previousKeyHash);
   await services.close();
   const rotated = Date.now();
@@ -196,7 +195,7 @@ withRedis('an API key rotated by the admin CLI is refused by running instances w
 withRedis('the failed-password budget is one budget across instances', async () => {
   const options = { redis, sessions: { loginAttempts: { perLogin: 3, perAddress: 1_000, windowMs: 60_000 } } };
   const [a, b] = [await instance(options), await instance(options)];
-  const tenant = await seedTenant(a.app.services);
+  const tenant = await seedTenant(a.app.provisioning);
   const attempt = (at: Instance) =>
     fetchResult(`${at.base}/login.json`, {
       method: 'POST',

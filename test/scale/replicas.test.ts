@@ -85,7 +85,7 @@ const registered = async (at: Instance, tenant: Tenant): Promise<number[]> => {
 
 maybe('lookups and registered users are read on the standby once it has the data', async () => {
   const a = await instance();
-  const tenant = await seedTenant(a.app.services);
+  const tenant = await seedTenant(a.app.provisioning);
   const before = a.reads.routes.replica;
   for (let i = 0; i < 20; i++) {
     const res = await a.rest('GET', `/users/external/${tenant.member.externalUserId}.json`, tenant.as.owner);
@@ -99,7 +99,7 @@ maybe('lookups and registered users are read on the standby once it has the data
 maybe("a caller's upload on instance A is in their next read on instance B: 0 stale in 40 write-then-read pairs", async () => {
   if (!redis) return;
   const [a, b] = [await instance(), await instance()];
-  const tenant = await seedTenant(a.app.services);
+  const tenant = await seedTenant(a.app.provisioning);
   let stale = 0;
   for (let i = 0; i < 40; i++) {
     const present = i % 2 === 0;
@@ -117,7 +117,7 @@ maybe("a caller's upload on instance A is in their next read on instance B: 0 st
 
 maybe('a standby that goes away is skipped: reads keep answering from the primary', async () => {
   const a = await instance();
-  const tenant = await seedTenant(a.app.services);
+  const tenant = await seedTenant(a.app.provisioning);
   standby!.stop('immediate');
   try {
     for (let i = 0; i < 10; i++) {

@@ -129,7 +129,7 @@ let failedOver: Promise<void> | undefined;
 function failover(): Promise<void> {
   failedOver ??= (async () => {
     const oldWorld = await instance(onA, D);
-    before = await seedTenant(oldWorld.app.services);
+    before = await seedTenant(oldWorld.app.provisioning);
     // The owner's book lists the member: written on A, replayed by B before it is promoted.
     expect((await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(
       300,
@@ -166,7 +166,7 @@ maybe("a caller's position from the old primary's timeline, ahead of anything th
 maybe('a standby still following the old timeline is not read from, though its replay position is past the caller’s write on the new one', async () => {
   await failover();
   const newWorld = await instance(onB, D);
-  const after = await seedTenant(newWorld.app.services);
+  const after = await seedTenant(newWorld.app.provisioning);
   expect((await newWorld.rest('POST', '/address_book.json', after.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(300);
   // D is "ahead" of that write by its LSN, and has none of it.
   expect(await lsnOf(D, 'pg_last_wal_replay_lsn')).toBeGreaterThan(await lsnOf(B, 'pg_current_wal_insert_lsn'));

@@ -25,7 +25,7 @@ let t: Tenant;
 // CORS on: its Vary: Origin must survive beside the credential headers.
 const service = useService({ security: { corsOrigins: ['https://app.example'] }, sessionTokenHeaders: ['svc-token', 'qb-token', 'x-app-token'] });
 beforeAll(async () => {
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
 });
 
 /** Every method and path the service routes, from Fastify's own table. */
@@ -72,7 +72,7 @@ const CREDENTIAL_HEADERS = ['svc-token', 'qb-token', 'x-app-token', 'authorizati
 describe('every route of the table', () => {
   test('answers a caller privately, and the public and live routes deliberately, whatever the credentials', async () => {
     // Its own tenant: DELETE /session.json and /login.json end its sessions on the way.
-    const own = await seedTenant(service.app.services);
+    const own = await seedTenant(service.app.provisioning);
     const checked: string[] = [];
     for (const { method, url } of routeTable()) {
       const path = pathOf(url);
@@ -152,7 +152,7 @@ describe('over a budget, and with the browser cache allowed', () => {
   test('a 429 is private too', async () => {
     const limited = await startService({ rateLimit: { windowMs: 60_000, perCredential: 1, perAddress: 1_000 } });
     try {
-      const headers = { 'SVC-Token': (await seedTenant(limited.app.services)).ownerToken };
+      const headers = { 'SVC-Token': (await seedTenant(limited.app.provisioning)).ownerToken };
       await fetchResult(`${limited.baseUrl}/address_book.json`, { headers });
       const res = await fetchResult(`${limited.baseUrl}/address_book.json`, { headers });
       expect(res.status).toBe(429);
@@ -171,7 +171,7 @@ describe('over a budget, and with the browser cache allowed', () => {
       const get = (path: string, headers: Record<string, string> = {}, init: RequestInit = {}) =>
         fetchResult(`${configured.baseUrl}${path}`, { ...init, headers: { ...headers, ...(init.body ? { 'content-type': 'application/json' } : {}) } });
       // Its own database on the embedded one: a tenant of its own.
-      const headers = { 'SVC-Token': (await seedTenant(configured.app.services)).ownerToken };
+      const headers = { 'SVC-Token': (await seedTenant(configured.app.provisioning)).ownerToken };
       const read = await get('/address_book/registered_users.json', headers);
       expect([read.status, read.headers.get('cache-control')]).toEqual([200, 'private, max-age=60']);
       expect(varyOf(read)).toEqual(expect.arrayContaining(['svc-token', 'authorization', 'on-behalf-of']));

@@ -19,7 +19,7 @@ const BOOK = 400;
 
 const service = useService();
 beforeAll(async () => {
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
   // BOOK users with phones, written directly (a scrypt hash per user through
   // the service would take minutes); the owner's books list their phones.
   await service.db.pool.query(

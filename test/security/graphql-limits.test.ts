@@ -46,9 +46,9 @@ import { signedSessionRequest } from '../support/sessions';
 let tenant: Tenant;
 const service = useService();
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
   // The README's and the explorer's examples look up external id 1002: give the tenant one.
-  await service.app.services.users.create({
+  await service.app.provisioning.users.create({
     applicationId: tenant.applicationId,
     login: 'bob',
     password: 'password123',
@@ -251,7 +251,7 @@ describe('batching and the body limit', () => {
 describe('nothing a real client sends comes near the limits', () => {
   /** Sample arguments for each root field: a new field without one fails here, on purpose. */
   /** A session of its own, for the operations that end or change the session they run in. */
-  const ownSession = async () => ({ 'SVC-Token': (await service.app.services.applications.createSession(tenant.applicationId, tenant.owner.id)).token });
+  const ownSession = async () => ({ 'SVC-Token': (await service.app.provisioning.applications.createSession(tenant.applicationId, tenant.owner.id)).token });
 
   const SAMPLES: Record<string, () => Promise<{ variables: Record<string, unknown>; headers?: Record<string, string> }>> = {
     userByExternalId: async () => ({ variables: { externalUserId: 101 } }),
@@ -359,7 +359,7 @@ describe('nothing a real client sends comes near the limits', () => {
     const readme = readmeOperations();
     expect(readme.length).toBeGreaterThanOrEqual(4);
     // The README's login example names the demo user: this application gets one too.
-    await service.app.services.users.create({ applicationId: tenant.applicationId, login: 'alice', password: 'demo-password' });
+    await service.app.provisioning.users.create({ applicationId: tenant.applicationId, login: 'alice', password: 'demo-password' });
     for (const query of readme) {
       // A session of its own each: the examples log in, log out and end their session.
       expectAccepted(await service.graphql(query, {}, await ownSession()), `README: ${query}`);

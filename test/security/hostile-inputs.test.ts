@@ -158,7 +158,7 @@ describe('bounded memory per client', () => {
     async () => {
       // The service's defaults: 10 failures per name, 100 per address.
       service = await startService();
-      t = await seedTenant(service.app.services);
+      t = await seedTenant(service.app.provisioning);
       await warmUp(() => login({ login: 'warm-up' }));
       const base = 'x'.repeat(1.9e6);
       // As with the 1.9 MB documents below: 190 MB of bodies a round pass
@@ -187,7 +187,7 @@ describe('bounded memory per client', () => {
     '10,000 distinct failing logins of the maximum length (255 characters, each 4 bytes) with maximum-length passwords: resident memory grows by less than 32 MB, and by less than 8 MB over 10,000 more',
     async () => {
       service = await startService();
-      t = await seedTenant(service.app.services);
+      t = await seedTenant(service.app.provisioning);
       await warmUp(() => login({ login: 'warm-up' }));
       const started = Date.now();
       // Keeping each ~2 KB body grows each round by ~20 MB, under the first
@@ -212,7 +212,7 @@ describe('bounded memory per client', () => {
     '10,000 failing logins from distinct 16 KB forwarded addresses (TRUST_PROXY): the request and password budgets keep a fixed size per client, and resident memory grows by less than 32 MB',
     async () => {
       service = await startService({ trustProxy: true, rateLimit: { windowMs: 60_000, perCredential: 1_000_000, perAddress: 6_000 } });
-      t = await seedTenant(service.app.services);
+      t = await seedTenant(service.app.provisioning);
       const forwarded = (i: number) => `${i}-${'f'.repeat(16 * 1024)}`;
       await warmUp(() => login({ login: 'warm-up' }, { 'X-Forwarded-For': forwarded(-1) }));
       const before = await settledMemory();
@@ -239,7 +239,7 @@ describe('bounded memory per client', () => {
     '100 distinct 1.9 MB GraphQL documents, each sent twice (the second sight compiles a document): the executor keeps none of them, the heap keeps no more than Apollo’s parsed-document cache (30 MiB) and nothing more over 100 more, and resident memory grows by less than 192 MB over both (keeping them: 380 MB)',
     async () => {
       service = await startService();
-      t = await seedTenant(service.app.services);
+      t = await seedTenant(service.app.provisioning);
       const document = (i: number, udid: string) => `query Q${i} { registeredUsers(udid: "${udid}") { id } }`;
       const send = (query: string) =>
         fetchResult(`${service.baseUrl}/graphql`, {
@@ -280,7 +280,7 @@ describe('bounded memory per client', () => {
 
 describe('every input measured against its maximum, in characters (code points)', () => {
   const service = useService({ sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } });
-  const seed = () => seedTenant(service.app.services);
+  const seed = () => seedTenant(service.app.provisioning);
   /** One character past 255 made of emoji: 256 code points, 512 UTF-16 units. */
   const emoji = (count: number) => '😀'.repeat(count);
 
@@ -373,7 +373,7 @@ describe('every input measured against its maximum, in characters (code points)'
 
 describe('parameters named like Object.prototype’s members are ordinary unknown parameters', () => {
   const service = useService();
-  const seed = () => seedTenant(service.app.services);
+  const seed = () => seedTenant(service.app.provisioning);
   const NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
   const sessions = async (t: Tenant) =>
     (await service.db.pool.query('SELECT count(*)::int AS n FROM sessions WHERE application_id = $1', [t.applicationId])).rows[0].n as number;

@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 const figures: Record<string, unknown> = {};
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 
 const UPLOAD_REJECTED = `mutation Upload($contacts: [ContactInput!]!) {
   uploadAddressBook(contacts: $contacts) { created rejected { index reasons } }

@@ -28,7 +28,7 @@ const service = useService({ sessions: { loginAttempts: { perLogin: PER_ACCOUNT,
 const figures: Record<string, unknown> = {};
 afterAll(() => recordFigures('login-budgets', figures));
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 const token = (session: { token: string }) => ({ 'SVC-Token': session.token });
 const email = (t: Tenant) => t.owner.email!;
 
@@ -168,7 +168,7 @@ describe('per client address (behind a proxy: TRUST_PROXY)', () => {
     proxied.rest('POST', '/login.json', { headers: { 'SVC-Token': appToken, 'X-Forwarded-For': from }, body: credentials });
 
   test('failures from one address count together whatever the names; past the budget its right passwords are 429 too, other addresses are served', async () => {
-    const t = await seedTenant(proxied.app.services);
+    const t = await seedTenant(proxied.app.provisioning);
     const appToken = t.appToken;
     const from = '203.0.113.7';
     const statuses: number[] = [];
@@ -179,7 +179,7 @@ describe('per client address (behind a proxy: TRUST_PROXY)', () => {
   });
 
   test('IPv6 addresses count by their /64, as the request budgets do: a client cannot rotate through its own subnet', async () => {
-    const t = await seedTenant(proxied.app.services);
+    const t = await seedTenant(proxied.app.provisioning);
     const appToken = t.appToken;
     const statuses: number[] = [];
     for (let i = 0; i < PER_ADDRESS; i++) {
@@ -241,7 +241,7 @@ describe('with Redis, shared by instances', () => {
     // One SECRETS_KEY, as instances of one deployment have: either opens the auth secret.
     const options = { redis, secretsKey: randomBytes(32), sessions: { loginAttempts: { perLogin: PER_ACCOUNT, perAddress: 10_000, windowMs: 60_000 } } };
     const [a, b] = [await instance(options), await instance(options)];
-    const t = await seedTenant(a.app.services);
+    const t = await seedTenant(a.app.provisioning);
     const statuses: number[] = [];
     for (let i = 0; i < PER_ACCOUNT; i++) {
       const [at, body] = i % 2 === 0 ? [a, { login: 'owner', password: `wrong-${i}` }] : [b, { email: email(t), password: `wrong-${i}` }];
@@ -263,7 +263,7 @@ describe('with Redis, shared by instances', () => {
       expect(key).not.toContain('@');
     }
     // Guesses at once across both instances meet the same one budget.
-    const other = await seedTenant(a.app.services);
+    const other = await seedTenant(a.app.provisioning);
     const burst = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
         (i % 2 === 0 ? a : b).login(other.as.app, i % 3 === 0 ? { email: email(other), password: `w-${i}` } : { login: 'owner', password: `w-${i}` }),

@@ -25,7 +25,7 @@ afterAll(async () => {
 const SENDS = 4;
 
 test('an upload refused for its 65-character udid, then deleteMessages(force): the message stays, on every send, with different ids', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   const document = `mutation($ids: [ID!]!) {
     a: uploadAddressBook(contacts: [], udid: "${'u'.repeat(65)}") { created }
     b: deleteMessages(ids: $ids, force: true) { successfullyDeleted }
@@ -48,7 +48,7 @@ test('an upload refused for its 65-character udid, then deleteMessages(force): t
 });
 
 test('twelve aliased logins, all wrong but the last: "Unauthorized" and the session still logged in as nobody, on every send', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   const variables = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`p${i}`, i === 11 ? 'password123' : `wrong-${i}`]));
   const document = `mutation(${Object.keys(variables)
     .map((p) => `$${p}: String`)
@@ -60,7 +60,7 @@ test('twelve aliased logins, all wrong but the last: "Unauthorized" and the sess
   const results: { userId: number | null }[] = [];
   for (let send = 0; send < SENDS; send++) {
     // A fresh application session per send (also the same one again, below).
-    const session = await service.app.services.applications.createSession(t.applicationId);
+    const session = await service.app.provisioning.applications.createSession(t.applicationId);
     const headers = { 'SVC-Token': session.token };
     const res: GraphQLResult = await service.graphql(document, variables, headers);
     expect(res.status).toBe(200);
@@ -74,7 +74,7 @@ test('twelve aliased logins, all wrong but the last: "Unauthorized" and the sess
     results.push(read.body.data.session);
   }
   // The same session, sent the document again and again.
-  const session = await service.app.services.applications.createSession(t.applicationId);
+  const session = await service.app.provisioning.applications.createSession(t.applicationId);
   for (let send = 0; send < SENDS; send++) {
     const res = await service.graphql(document, variables, { 'SVC-Token': session.token });
     expect(res.body.data).toBeNull();
@@ -85,7 +85,7 @@ test('twelve aliased logins, all wrong but the last: "Unauthorized" and the sess
 });
 
 test('a mutation that succeeds runs every field, in order, on every send (the fix did not stop what should run)', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   const document = `mutation($a: String, $b: String) {
     one: uploadAddressBook(contacts: [{name: "Member", phone: "+10000000102"}], udid: $a) { created updated }
     two: uploadAddressBook(contacts: [{name: "Outsider", phone: "+10000000103"}], udid: $b) { created updated }
@@ -99,7 +99,7 @@ test('a mutation that succeeds runs every field, in order, on every send (the fi
 });
 
 test('mutations never run compiled, on /graphql: the execution counters say graphql-js answered every send', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   const stats = service.app.graphqlExecution;
   const before = { ...stats };
   const document = 'mutation Hide($ids: [ID!]!) { deleteMessages(ids: $ids) { notFound } }';

@@ -25,7 +25,7 @@ const others: { other: TestService; database: Database }[] = [];
 const seen: { what: string; res: HttpResult }[] = [];
 
 beforeAll(async () => {
-  tenant = await seedTenant(service.app.services);
+  tenant = await seedTenant(service.app.provisioning);
 });
 afterAll(async () => {
   for (const { other, database } of others) {

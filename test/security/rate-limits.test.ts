@@ -108,7 +108,7 @@ describe('per credential', () => {
   test('the (N+1)-th request with one token in a window is 429 on every route, in its shape; other credentials are not affected', async () => {
     const perCredential = 5;
     const served = await serve(limited(perCredential, 10_000));
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const lookup = (headers: Record<string, string>) => served.rest('GET', '/users/external/102.json', { headers });
 
     const burst = await untilLimited(() => lookup(t.as.owner), perCredential + 5);
@@ -141,7 +141,7 @@ describe('per credential', () => {
   test('after Retry-After seconds the token is served again', async () => {
     const perCredential = 2;
     const served = await serve({ rateLimit: { windowMs: SHORT_WINDOW_MS, perCredential, perAddress: 10_000 } });
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const lookup = () => served.rest('GET', '/users/external/102.json', { headers: t.as.owner });
 
     const burst = await untilLimited(lookup, perCredential + 5);
@@ -157,7 +157,7 @@ describe('per credential', () => {
   test('an API key has one budget whatever its On-Behalf-Of; invalid tokens are counted too', async () => {
     const perCredential = 3;
     const served = await serve(limited(perCredential, 10_000));
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const lookup = (headers: Record<string, string>) => served.rest('GET', '/users/external/102.json', { headers });
 
     const statuses = [
@@ -185,7 +185,7 @@ describe('per address', () => {
   test('many different, even invalid, tokens from one address exhaust the address budget, and then every request is 429', async () => {
     const perAddress = 6;
     const served = await serve(limited(1_000, perAddress));
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
 
     const rotating = await untilLimited(() => served.rest('GET', '/users/external/102.json', { headers: { 'SVC-Token': invalidToken() } }), perAddress + 5);
     expect(rotating.served.map((r) => r.status)).toEqual(Array(perAddress).fill(401));
@@ -202,7 +202,7 @@ describe('per address', () => {
   test('/healthz, /readyz and /metrics are never limited and do not count', async () => {
     const budget = 3;
     const served = await serve({ ...limited(budget, budget), metrics: true });
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const probes = ['/healthz', '/readyz', '/metrics', '/healthz?verbose=1'];
     const probe = async () => {
       const results = [];
@@ -284,7 +284,7 @@ describe('rate limits off', () => {
     ['createApp’s default (no rateLimit option), as in tests', () => ({})],
   ])('%s: no request is ever 429', async (_name, options) => {
     const served = await serve(options());
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const results: HttpResult[] = [];
     for (let i = 0; i < 15; i++) {
       results.push(await served.rest('GET', '/users/external/102.json', { headers: t.as.owner }));
@@ -297,7 +297,7 @@ describe('rate limits off', () => {
 
   test('the control: the same budgets with RATE_LIMIT_ENABLED=true refuse the third request', async () => {
     const served = await serve(appOptionsFromConfig(loadConfig({ ...tiny, RATE_LIMIT_ENABLED: 'true' })));
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const burst = await untilLimited(() => served.rest('GET', '/users/external/102.json', { headers: t.as.owner }), 5);
     expect(burst.served.map((r) => r.status)).toEqual([200, 200]);
     expectTooMany(burst.refused!, 'object');
@@ -310,7 +310,7 @@ describe('a 429 is readable by the browser clients the other responses serve', (
   // Retry-After (listed in Access-Control-Expose-Headers for exactly this).
   test('429 carries the security headers and, with CORS on, Access-Control-Allow-Origin', async () => {
     const served = await serve(appOptionsFromConfig(loadConfig({ CORS_ORIGINS: 'https://app.example.com', RATE_LIMIT_PER_CREDENTIAL: '1' })));
-    const t = await seedTenant(served.app.services);
+    const t = await seedTenant(served.app.provisioning);
     const headers = { ...t.as.owner, Origin: 'https://app.example.com' };
     expect((await served.rest('GET', '/users/external/102.json', { headers })).status).toBe(200);
     const refused = await served.rest('GET', '/users/external/102.json', { headers });

@@ -20,7 +20,7 @@ const service = useService({}, { start: startIsolatedService });
 const figures: Record<string, unknown> = {};
 afterAll(() => recordFigures('retention', figures));
 
-const seed = () => seedTenant(service.app.services);
+const seed = () => seedTenant(service.app.provisioning);
 
 /** Another app over the file's database, with these options (a retention), listening on a free port. */
 async function startApp(options: Omit<ServiceOptions, 'database'>): Promise<string> {

@@ -14,6 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
+import { prismaOf } from '../../src/provisioning/client';
 import { hashSecret, newSecret } from '../../src/services/secrets';
 import { recordFigures } from '../support/figures';
 import { expectUntouched } from '../support/messages';
@@ -61,8 +62,8 @@ const asTestService = (served: Served, db = database) => ({ db, app: served.app 
 beforeAll(async () => {
   database = await openTestDatabase();
   main = await serve({});
-  tenant = await seedTenant(main.app.services);
-  other = await seedTenant(main.app.services);
+  tenant = await seedTenant(main.app.provisioning);
+  other = await seedTenant(main.app.provisioning);
 });
 afterAll(async () => {
   for (const { service, database: own } of opened) {
@@ -116,7 +117,7 @@ describe('logs', () => {
     const down = await serve({ auth: { cacheMs: 0 } }, unreachable);
     const closedDatabase = await openTestDatabase();
     const closing = await serve({}, closedDatabase);
-    const closingTenant = await seedTenant(closing.app.services);
+    const closingTenant = await seedTenant(closing.app.provisioning);
     secrets.push(closingTenant.ownerToken, closingTenant.memberToken, closingTenant.apiKey);
     // Credentials checked while the database was up stay cached: after it is closed their
     // requests fail in the operation's own statements, the member's in the credential check.
@@ -250,7 +251,7 @@ describe('the secrets themselves', () => {
   });
 
   test('lookups go by hash: the stored hash is no credential, and a row holding a raw token does not authenticate it', async () => {
-    const t = await seedTenant(main.app.services);
+    const t = await seedTenant(main.app.provisioning);
     const lookup = (headers: Record<string, string>) => main.rest('GET', '/users/external/102.json', { headers });
     // A leaked hash (a database dump) is not a credential.
     expect((await lookup({ 'SVC-Token': hashSecret(t.ownerToken) })).status).toBe(401);
@@ -264,7 +265,7 @@ describe('the secrets themselves', () => {
     const hashed = `hashed-${randomBytes(16).toString('hex')}`;
     const expires = new Date(Date.now() + 3_600_000);
     for (const tokenHash of [raw, hashSecret(hashed)]) {
-      await database.prisma.session.create({ data: { tokenHash, applicationId: t.applicationId, userId: t.member.id, expiresAt: expires } });
+      await prismaOf(database).session.create({ data: { tokenHash, applicationId: t.applicationId, userId: t.member.id, expiresAt: expires } });
     }
     expect((await lookup({ 'SVC-Token': raw })).status).toBe(401);
     const ok = await lookup({ 'SVC-Token': hashed });
@@ -276,7 +277,7 @@ describe('On-Behalf-Of', () => {
   test('with a session token it is refused with 400 on every route and on GraphQL, and nothing changes', async () => {
     // The lookup and address-book reads are in test/rest/auth.test.ts, the delete in the
     // delete-messages suites; here every route at once, and the application token too.
-    const t = await seedTenant(main.app.services);
+    const t = await seedTenant(main.app.provisioning);
     const message = 'On-Behalf-Of is accepted only with Authorization: ApiKey';
     for (const headers of [
       { ...t.as.owner, 'On-Behalf-Of': String(t.owner.id) },
@@ -298,12 +299,12 @@ describe('On-Behalf-Of', () => {
       ]);
     }
     await expectUntouched(asTestService(main), t);
-    expect(await database.prisma.contact.count({ where: { user: { applicationId: t.applicationId } } })).toBe(0);
+    expect(await prismaOf(database).contact.count({ where: { user: { applicationId: t.applicationId } } })).toBe(0);
   });
 
   test('a user of another application answers exactly as a user id that does not exist, on every route and on GraphQL', async () => {
-    const t = await seedTenant(main.app.services);
-    const u = await seedTenant(main.app.services);
+    const t = await seedTenant(main.app.provisioning);
+    const u = await seedTenant(main.app.provisioning);
     const calls = (onBehalfOf: string) => {
       const headers = { ...t.as.apiKey, 'On-Behalf-Of': onBehalfOf };
       return Promise.all([
@@ -330,16 +331,16 @@ describe('On-Behalf-Of', () => {
 describe('expired and removed credentials without the cache (auth.cacheMs 0)', () => {
   test('a session whose expiry is set in the past is refused at the next request, on both surfaces, and stays expired', async () => {
     const noCache = await serve({ auth: { cacheMs: 0 } });
-    const t = await seedTenant(noCache.app.services);
+    const t = await seedTenant(noCache.app.provisioning);
     expect((await noCache.rest('GET', '/users/external/102.json', { headers: t.as.owner })).status).toBe(200);
 
     const past = new Date(Date.now() - 1_000);
-    await database.prisma.session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: past } });
+    await prismaOf(database).session.update({ where: { tokenHash: hashSecret(t.ownerToken) }, data: { expiresAt: past } });
     const rest = await noCache.rest('GET', '/users/external/102.json', { headers: t.as.owner });
     expect([rest.status, rest.body]).toEqual([401, { errors: { base: ['Required session does not exist'] } }]);
     const gql = await noCache.graphql('{ registeredUsers { id } }', undefined, t.as.owner);
     expect([gql.status, gql.body.errors?.[0]?.extensions?.code]).toEqual([200, 'UNAUTHENTICATED']);
-    const session = await database.prisma.session.findUniqueOrThrow({ where: { tokenHash: hashSecret(t.ownerToken) } });
+    const session = await prismaOf(database).session.findUniqueOrThrow({ where: { tokenHash: hashSecret(t.ownerToken) } });
     expect(session.expiresAt.toISOString()).toBe(past.toISOString());
     // Another session of the same user is not affected.
     expect((await noCache.rest('GET', '/users/external/102.json', { headers: t.as.member })).status).toBe(200);
@@ -347,12 +348,12 @@ describe('expired and removed credentials without the cache (auth.cacheMs 0)', (
 
   test('a deleted session and a replaced API key are refused at the next request', async () => {
     const noCache = await serve({ auth: { cacheMs: 0 } });
-    const t = await seedTenant(noCache.app.services);
+    const t = await seedTenant(noCache.app.provisioning);
     expect((await noCache.rest('GET', '/users/external/102.json', { headers: t.as.member })).status).toBe(200);
     expect((await noCache.rest('GET', '/users/external/102.json', { headers: t.as.apiKey })).status).toBe(200);
 
-    await database.prisma.session.delete({ where: { tokenHash: hashSecret(t.memberToken) } });
-    await database.prisma.application.update({ where: { id: t.applicationId }, data: { apiKeyHash: hashSecret(newSecret()) } });
+    await prismaOf(database).session.delete({ where: { tokenHash: hashSecret(t.memberToken) } });
+    await prismaOf(database).application.update({ where: { id: t.applicationId }, data: { apiKeyHash: hashSecret(newSecret()) } });
     const session = await noCache.rest('GET', '/users/external/102.json', { headers: t.as.member });
     expect([session.status, session.body]).toEqual([401, { errors: { base: ['Required session does not exist'] } }]);
     const key = await noCache.rest('GET', '/users/external/102.json', { headers: t.as.apiKey });

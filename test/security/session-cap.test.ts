@@ -83,7 +83,7 @@ const sessionsOf = async (userId: number): Promise<number> =>
 
 test('300 sessions opened in a row over POST /session.json leave the newest 100; the ended ones are refused at once, the kept ones work', async () => {
   const at = await instance();
-  const t = await seedTenant(at.app.services);
+  const t = await seedTenant(at.app.provisioning);
   // The seeded session, used (and so cached) before the others push it out.
   expect(await works(at, t.ownerToken)).toBe(true);
   const started = performance.now();
@@ -104,9 +104,9 @@ test('300 sessions opened in a row over POST /session.json leave the newest 100;
 
 test("a GraphQL login past the cap ends the least recently used of the user's sessions, not the oldest one in use", async () => {
   const at = await instance({ sessions: { sessionsPerUser: 2 }, auth: { cacheMs: 0 } });
-  const t = await seedTenant(at.app.services);
+  const t = await seedTenant(at.app.provisioning);
   // The owner's two sessions: the seeded one (older, but used now) and one made after it (never used).
-  const { token: unused } = await at.app.services.applications.createSession(t.applicationId, t.owner.id);
+  const { token: unused } = await at.app.provisioning.applications.createSession(t.applicationId, t.owner.id);
   expect(await works(at, t.ownerToken)).toBe(true);
   // An application session logs in as the owner: a third session of theirs.
   const res = await at.graphql('mutation ($login: String, $password: String!) { login(login: $login, password: $password) { id } }', OWNER, t.as.app);
@@ -122,9 +122,9 @@ test("a GraphQL login past the cap ends the least recently used of the user's se
 
 test("the admin CLI's sessions count against the cap too", async () => {
   const at = await instance({ sessions: { sessionsPerUser: 3 } });
-  const t = await seedTenant(at.app.services);
+  const t = await seedTenant(at.app.provisioning);
   const made = [];
-  for (let i = 0; i < 5; i++) made.push(await at.app.services.applications.createSession(t.applicationId, t.member.id));
+  for (let i = 0; i < 5; i++) made.push(await at.app.provisioning.applications.createSession(t.applicationId, t.member.id));
   expect(await sessionsOf(t.member.id)).toBe(3);
   // The seeded one and the first two made ended, as the answer said.
   expect(made.map((m) => m.ended.length)).toEqual([0, 0, 1, 1, 1]);
@@ -141,7 +141,7 @@ test('openings racing each other never leave a user over the cap', async () => {
   // would spend an account's 10. Raised here: the cap is what is tested.
   const at = await instance({ sessions: { sessionsPerUser: CAP, loginAttempts: { perLogin: 1_000, perAddress: 10_000 } } });
   const tenants: Tenant[] = [];
-  for (let round = 0; round < ROUNDS; round++) tenants.push(await seedTenant(at.app.services));
+  for (let round = 0; round < ROUNDS; round++) tenants.push(await seedTenant(at.app.provisioning));
   // On a server, each new session of these users takes 20 ms longer to
   // insert, so that openings overlap in the database for certain, not only
   // when two password checks happen to end together (statements of the
@@ -186,7 +186,7 @@ const onServer = usingServer() ? test : test.skip;
 onServer('a session the cap ended is refused by another instance at once, through the revocation bus (LISTEN/NOTIFY)', async () => {
   const a = await instance({ revocation: true, sessions: { sessionsPerUser: 1 } });
   const b = await instance({ revocation: true, sessions: { sessionsPerUser: 1 } });
-  const t = await seedTenant(a.app.services);
+  const t = await seedTenant(a.app.provisioning);
   // B has the owner's session cached (5 s).
   expect(await works(b, t.ownerToken)).toBe(true);
   await openSession(a, t);

@@ -33,8 +33,8 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
   });
   const service = useService();
   beforeAll(async () => {
-    one = await seedTenant(service.app.services);
-    two = await seedTenant(service.app.services);
+    one = await seedTenant(service.app.provisioning);
+    two = await seedTenant(service.app.provisioning);
     // alice (one's owner) has bob (one's member) in her book; bob has one's
     // outsider; carol (two's owner) has two's member.
     for (const [t, token, phone] of [
@@ -168,7 +168,7 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
     const lenient = await startService({ caching: { privateMaxAgeSeconds: 60 } });
     const cache = await startVarnish((lenient.app.fastify.server.address() as AddressInfo).port);
     try {
-      const t = await seedTenant(lenient.app.services);
+      const t = await seedTenant(lenient.app.provisioning);
       await lenient.rest('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'm', phone: t.member.phone }] } });
       const path = '/address_book/registered_users.json?compact=1';
       const alice = await fetchResult(`${cache.baseUrl}${path}`, { headers: t.as.owner });

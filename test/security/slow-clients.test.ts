@@ -28,7 +28,7 @@ const figures: Record<string, number | undefined> = {};
 
 const service = useService({ timeouts: BOUNDS });
 beforeAll(async () => {
-  t = await seedTenant(service.app.services);
+  t = await seedTenant(service.app.provisioning);
 });
 afterAll(async () => {
   recordFigures('slow-clients', { bounds: BOUNDS, closedAfterMs: figures });

@@ -19,7 +19,7 @@ import { type Database, openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { recordFigures } from '../support/figures';
 import { startIsolatedService } from '../support/fuzz';
-import { seedTenant, type Tenant } from '../support/seed';
+import { seedTenant, servicesOver, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';
 
 jest.setTimeout(180_000);
@@ -100,7 +100,7 @@ async function counts(pool: Pool, t: Tenant): Promise<{ sessions: number; nonces
 }
 
 test('removes expired sessions, used nonces past the window and retained text past its time, in batches, and keeps everything else', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   const backlog = { expiredSessions: 2_500, oldNonces: 1_200, retainedPastTime: 1_100 };
   const before = await fill(service.db.pool, t, backlog);
   const services = createServices(service.db, { sweeper: { batchSize: 1_000 } });
@@ -132,7 +132,7 @@ test('removes expired sessions, used nonces past the window and retained text pa
 
 const onServer = usingServer() ? test : test.skip;
 onServer('removes nothing while another instance holds the sweep lock, and everything once it is free', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   await fill(service.db.pool, t, { expiredSessions: 300, oldNonces: 10, retainedPastTime: 10 });
   // Another instance: a process of its own on the same database, in the middle of a sweep.
   const other = new Client({ connectionString: service.db.url });
@@ -154,7 +154,7 @@ onServer('removes nothing while another instance holds the sweep lock, and every
 });
 
 onServer('two instances sweeping one backlog at once remove each row once, never both in a batch at the same time', async () => {
-  const t = await seedTenant(service.app.services);
+  const t = await seedTenant(service.app.provisioning);
   await fill(service.db.pool, t, { expiredSessions: 5_000, oldNonces: 0, retainedPastTime: 0 });
   const second = await openDatabase({ url: service.db.url, poolMax: 2, migrate: false });
   const a = createServices(service.db, { sweeper: { batchSize: 50 } });
@@ -209,9 +209,9 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
   // own; embedded, a data folder of its own, filled before main opens it.
   let database: Database = service.db;
   if (!usingServer()) database = await openDatabase({ dataDir, migrate: true });
-  const seeding = createServices(database);
-  const t = await seedTenant(seeding);
-  await seeding.close();
+  const seeding = servicesOver(database);
+  const t = await seedTenant(seeding.provisioning);
+  await seeding.services.close();
   await fill(database.pool, t, { expiredSessions: EXPIRED, oldNonces: 0, retainedPastTime: 0 });
   if (!usingServer()) await database.close();
 

@@ -1052,7 +1052,7 @@ export function disposableSessions(service: TestService, ts: [Tenant, Tenant]): 
       if (!kind) return value;
       let disposable = made.get(value);
       if (!disposable) {
-        const { token } = await service.app.services.applications.createSession(kind.applicationId, kind.userId);
+        const { token } = await service.app.provisioning.applications.createSession(kind.applicationId, kind.userId);
         disposable = { token, hash: tokenHash(token), userId: kind.userId ?? null };
         made.set(value, disposable);
       }

@@ -2,6 +2,7 @@
 // tests of both surfaces (REST and GraphQL).
 import { historyIds, type Tenant } from './seed';
 import type { TestService } from './service';
+import { prismaOf } from '../../src/provisioning/client';
 
 /** Well-formed (24 lower-case hex) but names no message. */
 export const UNKNOWN = 'ffffffffffffffffffffffff';
@@ -19,7 +20,7 @@ export const history = (service: TestService, dialogId: string, userId: number):
 
 /** Ids among `ids` that are deleted for everyone (deletedAt set). */
 export async function deletedForEveryone(service: TestService, ids: readonly string[]): Promise<string[]> {
-  const rows = await service.db.prisma.message.findMany({
+  const rows = await prismaOf(service.db).message.findMany({
     where: { id: { in: [...ids] }, deletedAt: { not: null } },
     select: { id: true },
   });
@@ -28,7 +29,7 @@ export async function deletedForEveryone(service: TestService, ids: readonly str
 
 /** "messageId:userId" for every hide of `ids`. */
 export async function hides(service: TestService, ids: readonly string[]): Promise<string[]> {
-  const rows = await service.db.prisma.messageHide.findMany({ where: { messageId: { in: [...ids] } } });
+  const rows = await prismaOf(service.db).messageHide.findMany({ where: { messageId: { in: [...ids] } } });
   return rows.map((r) => `${r.messageId}:${r.userId}`).sort();
 }
 
@@ -43,8 +44,8 @@ export async function expectUntouched(service: TestService, t: Tenant, extraIds:
 
 /** A second dialog of the tenant, owned by the member (the tenant's owner is an occupant), with one message. */
 export async function memberDialog(service: TestService, t: Tenant): Promise<{ dialogId: string; messageId: string }> {
-  const services = service.app.services;
-  const dialog = await services.messages.createDialog({ applicationId: t.applicationId, ownerId: t.member.id, occupantIds: [t.owner.id] });
-  const message = await services.messages.createMessage({ dialogId: dialog.id, senderId: t.member.id, body: 'member owns this' });
+  const { provisioning } = service.app;
+  const dialog = await provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId: t.member.id, occupantIds: [t.owner.id] });
+  const message = await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: t.member.id, body: 'member owns this' });
   return { dialogId: dialog.id, messageId: message.id };
 }

@@ -2,7 +2,10 @@
 // sessions, a dialog with messages), so tests never share or depend on data.
 import { randomBytes } from 'node:crypto';
 import type { User } from '../../src/__generated__/prisma/client';
-import type { Services } from '../../src/services';
+import type { Database } from '../../src/db';
+import { createProvisioning, type Provisioning } from '../../src/provisioning';
+import { createServices, type Services, type ServicesOptions } from '../../src/services';
+import { newSecretsKey } from '../../src/services/secrets';
 
 let sequence = 0;
 const unique = () => `${Date.now().toString(36)}${(sequence++).toString(36)}${randomBytes(3).toString('hex')}`;
@@ -38,12 +41,22 @@ export interface Tenant {
   };
 }
 
+/**
+ * Services over a database without an app, and the provisioning that seeds
+ * it: one secrets key for both (the services open what provisioning seals).
+ */
+export function servicesOver(database: Database, options: ServicesOptions = {}): { services: Services; provisioning: Provisioning } {
+  const secretsKey = options.secretsKey ?? newSecretsKey();
+  const services = createServices(database, { ...options, secretsKey });
+  return { services, provisioning: createProvisioning(database, { secretsKey, services }) };
+}
+
 /** Phones are per tenant so that matching tests can reuse the same numbers. */
-export async function seedTenant(services: Services): Promise<Tenant> {
-  const { application, apiKey, authKey, authSecret } = await services.applications.create(`tenant ${unique()}`);
+export async function seedTenant(provisioning: Provisioning): Promise<Tenant> {
+  const { application, apiKey, authKey, authSecret } = await provisioning.applications.create(`tenant ${unique()}`);
   const applicationId = application.id;
   const user = (login: string, externalUserId: number, phone: string) =>
-    services.users.create({
+    provisioning.users.create({
       applicationId,
       login,
       password: 'password123',
@@ -55,12 +68,12 @@ export async function seedTenant(services: Services): Promise<Tenant> {
   const owner = await user('owner', 101, '+10000000101');
   const member = await user('member', 102, '+10000000102');
   const outsider = await user('outsider', 103, '+10000000103');
-  const dialog = await services.messages.createDialog({ applicationId, ownerId: owner.id, occupantIds: [member.id] });
+  const dialog = await provisioning.messages.createDialog({ applicationId, ownerId: owner.id, occupantIds: [member.id] });
   const messageIds: string[] = [];
   for (const body of ['one', 'two', 'three']) {
-    messageIds.push((await services.messages.createMessage({ dialogId: dialog.id, senderId: owner.id, body })).id);
+    messageIds.push((await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: owner.id, body })).id);
   }
-  const session = async (userId?: number) => (await services.applications.createSession(applicationId, userId)).token;
+  const session = async (userId?: number) => (await provisioning.applications.createSession(applicationId, userId)).token;
   const ownerToken = await session(owner.id);
   const memberToken = await session(member.id);
   const outsiderToken = await session(outsider.id);
@@ -96,8 +109,8 @@ export async function historyIds(services: Services, dialogId: string, userId: n
 }
 
 /** A user with every optional field set (external id 4242, login "full"). */
-export function createFullUser(services: Services, applicationId: number): Promise<User> {
-  return services.users.create({
+export function createFullUser(provisioning: Provisioning, applicationId: number): Promise<User> {
+  return provisioning.users.create({
     applicationId,
     login: 'full',
     password: 'password123',

@@ -91,7 +91,7 @@ export async function openTestDatabase(): Promise<Database> {
   return url ? openDatabase({ url, poolMax: 5, migrate: false }) : openDatabase({ dataDir: null });
 }
 
-const isDatabase = (database: Database | DatabaseOptions): database is Database => 'pool' in database && 'prisma' in database;
+const isDatabase = (database: Database | DatabaseOptions): database is Database => 'pool' in database && 'readiness' in database;
 
 /** `options`: createApp's, over the defaults (no rate limits, no logger), and the database. */
 export async function startService(options: ServiceOptions = {}): Promise<TestService> {

@@ -13,7 +13,7 @@ import { Client, Pool } from 'pg';
 import { type App, type AppOptions, createApp } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { migrate } from '../../src/db/migrate';
-import type { Services } from '../../src/services';
+import type { Provisioning } from '../../src/provisioning';
 import { newSecretsKey } from '../../src/services/secrets';
 import { startService, usingServer } from './service';
 
@@ -50,7 +50,7 @@ async function listen(database: Database, options: Options): Promise<World> {
   return { baseUrl, app, db: database };
 }
 
-export async function startTwins<S>(given: Options, referenceOptions: Options, seed: (services: Services) => Promise<S>): Promise<Twins<S>> {
+export async function startTwins<S>(given: Options, referenceOptions: Options, seed: (provisioning: Provisioning) => Promise<S>): Promise<Twins<S>> {
   // One key seals the applications' auth secrets for the seeding service and both twins (without it each makes its own).
   const options: Options = { secretsKey: newSecretsKey(), ...given };
   const runUrl = process.env.TEST_RUN_DATABASE_URL;
@@ -62,7 +62,7 @@ export async function startTwins<S>(given: Options, referenceOptions: Options, s
   const seedWith = async (database: Database) => {
     const app = await createApp({ ...options, database });
     try {
-      seeded = await seed(app.services);
+      seeded = await seed(app.provisioning);
     } finally {
       await app.close();
       await database.close();

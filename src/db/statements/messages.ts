@@ -111,6 +111,14 @@ export const CREATE_MANY = statement({
          SELECT id, $1, $2, body FROM unnest($3::text[], $4::text[]) AS t(id, body)`,
 });
 
+/** Whether user $2 is an occupant of dialog $1 (a sender must be). */
+export const IS_OCCUPANT = statement({
+  name: 'messages.is_occupant',
+  params: ['text', 'int4'],
+  columns: { occupant: computed('bool') },
+  text: `SELECT EXISTS (SELECT 1 FROM dialog_occupants WHERE dialog_id = $1 AND user_id = $2) AS occupant`,
+});
+
 /**
  * What user $2's history of dialog $1 shows: neither deleted for everyone nor
  * hidden for them, oldest first (a body is null only for a message every

@@ -9,6 +9,8 @@ export const registeredUsers: NonNullable<QueryResolvers['registeredUsers']> = a
   const caller = await ctx.caller();
   if (!selectsOnly(info, MATCH_FIELDS)) return ctx.services.addressBook.registeredUsers(caller, args.udid);
   // Only id and phone are selected: read them from the matches alone (no
-  // users row), and graphql reads no other property of these rows.
+  // users row), and graphql reads no other property of these rows. Hence the
+  // cast: a UserMapper that admitted such rows (a union, or the other fields
+  // optional) would have codegen require a resolver for each other User field.
   return (await ctx.services.addressBook.registeredUserPhones(caller, args.udid)) as UserMapper[];
 };

@@ -1,11 +1,12 @@
-// Applications and sessions: what the admin CLI and the demo seed create.
+// Applications and sessions: what the admin CLI, the demo seed and the tests create.
 import { randomBytes } from 'node:crypto';
-import type { Database, PrismaClient } from '../db';
+import type { Database } from '../db';
 import { badInput } from '../errors';
-import { isRegion, REGION_RULE } from './phones';
-import { hashSecret, newSecret, openSecret, sealSecret } from './secrets';
-import type { SessionsService } from './sessions';
-import * as validate from './validate';
+import { isRegion, REGION_RULE } from '../services/phones';
+import { hashSecret, newSecret, openSecret, sealSecret } from '../services/secrets';
+import type { SessionsService } from '../services/sessions';
+import * as validate from '../services/validate';
+import { type PrismaClient, prismaOf } from './client';
 
 /** What an SDK app is configured with: `QB.init(applicationId, authKey, authSecret)`. */
 export interface AuthCredentials {
@@ -19,17 +20,27 @@ export interface CreatedApplication extends AuthCredentials {
   apiKey: string;
 }
 
-export class ApplicationsService {
+export class ApplicationsProvisioning {
   constructor(
-    /** Prisma is reached through the database on each use: it loads on the first (src/db/index.ts). */
-    private readonly database: Pick<Database, 'prisma'>,
+    /** Prisma's client is made on the first use (client.ts). */
+    private readonly database: Database,
     /** Seals auth secrets at rest (SECRETS_KEY). */
     private readonly secretsKey: Buffer,
     private readonly sessions: SessionsService,
   ) {}
 
   private get prisma(): PrismaClient {
-    return this.database.prisma;
+    return prismaOf(this.database);
+  }
+
+  /** Every application's id, in order (the admin CLI's `phones:normalise` of all). */
+  async ids(): Promise<number[]> {
+    return (await this.prisma.application.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
+  }
+
+  /** The first application of that name (the demo's), or null. */
+  async idByName(name: string): Promise<number | null> {
+    return (await this.prisma.application.findFirst({ where: { name }, select: { id: true }, orderBy: { id: 'asc' } }))?.id ?? null;
   }
 
   /** Creates an application with its API key and its auth key and secret. */
