@@ -34,6 +34,8 @@ afterAll(async () => {
 });
 
 interface Served {
+  /** The started service, for the support helpers that read its database. */
+  service: TestService;
   app: App;
   rest(method: string, path: string, options?: { headers?: Record<string, string>; body?: unknown }): Promise<HttpResult>;
   graphql(query: string, headers?: Record<string, string>): Promise<GraphQLResult>;
@@ -51,14 +53,12 @@ async function serve(options: Omit<ServiceOptions, 'database'>): Promise<Served>
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   return {
+    service: one,
     app,
     rest,
     graphql: (query, headers = {}) => rest('POST', '/graphql', { headers, body: { query } }),
   };
 }
-
-/** What the support helpers that read the database need of a TestService. */
-const asTestService = (served: Served) => ({ db: database, app: served.app }) as unknown as TestService;
 
 const limited = (perCredential: number, perAddress: number): Omit<ServiceOptions, 'database'> => ({
   rateLimit: { windowMs: WINDOW_MS, perCredential, perAddress },
@@ -126,8 +126,8 @@ describe('per credential', () => {
     const others = [await lookup(t.as.member), await lookup(t.as.apiKey), await lookup(t.as.onBehalfOf(t.owner.id))];
     expect(others.map((r) => r.status)).toEqual([200, 200, 200]);
     // Refused before anything ran: nothing deleted, nothing stored.
-    await expectUntouched(asTestService(served), t);
-    expect(await contactCount(asTestService(served), t)).toBe(0);
+    await expectUntouched(served.service, t);
+    expect(await contactCount(served.service, t)).toBe(0);
 
     figures.perCredential = {
       windowMs: WINDOW_MS,

@@ -38,6 +38,8 @@ let tenant: Tenant;
 let other: Tenant;
 
 interface Served {
+  /** The started service, for the support helpers that read its database. */
+  service: TestService;
   app: App;
   rest(method: string, path: string, options?: { headers?: Record<string, string>; body?: unknown; raw?: string; contentType?: string }): Promise<HttpResult>;
   graphql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<HttpResult>;
@@ -53,11 +55,8 @@ async function serve(options: Omit<ServiceOptions, 'database'>, over: Database =
       headers: body === undefined && contentType === undefined ? headers : { 'content-type': contentType ?? 'application/json', ...headers },
       body: body === undefined ? raw : JSON.stringify(body),
     });
-  return { app, rest, graphql: (query, variables, headers = {}) => rest('POST', '/graphql', { headers, body: { query, variables } }) };
+  return { service, app, rest, graphql: (query, variables, headers = {}) => rest('POST', '/graphql', { headers, body: { query, variables } }) };
 }
-
-/** What the support helpers that read the database need of a TestService. */
-const asTestService = (served: Served, db = database) => ({ db, app: served.app }) as unknown as TestService;
 
 beforeAll(async () => {
   database = await openTestDatabase();
@@ -298,7 +297,7 @@ describe('On-Behalf-Of', () => {
         [200, { data: null, errors: [expect.objectContaining({ message, extensions: { code: 'BAD_REQUEST' } })] }],
       ]);
     }
-    await expectUntouched(asTestService(main), t);
+    await expectUntouched(main.service, t);
     expect(await prismaOf(database).contact.count({ where: { user: { applicationId: t.applicationId } } })).toBe(0);
   });
 
@@ -324,7 +323,7 @@ describe('On-Behalf-Of', () => {
     // The control: a user of the key's own application is served.
     expect((await calls(String(t.member.id))).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     // The other application's messages were not touched by any of it.
-    await expectUntouched(asTestService(main), u);
+    await expectUntouched(main.service, u);
   });
 });
 

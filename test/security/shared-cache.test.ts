@@ -9,7 +9,6 @@
 // (`apt-get install varnish`, which .ci/run does).
 //
 // The headers behind this, route by route: test/security/cache-headers.test.ts.
-import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
@@ -48,7 +47,7 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
       });
       expect(res.status).toBe(200);
     }
-    varnish = await startVarnish((service.app.fastify.server.address() as AddressInfo).port);
+    varnish = await startVarnish(service.port);
   }, 60_000);
 
   const viaCache = (path: string, headers: Record<string, string> = {}): Promise<HttpResult> => fetchResult(`${varnish.baseUrl}${path}`, { headers });
@@ -166,7 +165,7 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
 
   test('with CACHE_PRIVATE_MAX_AGE_S=60 (browsers may keep answers) the cache still keeps none: alice and bob get their own', async () => {
     const lenient = await startService({ caching: { privateMaxAgeSeconds: 60 } });
-    const cache = await startVarnish((lenient.app.fastify.server.address() as AddressInfo).port);
+    const cache = await startVarnish(lenient.port);
     try {
       const t = await seedTenant(lenient.app.provisioning);
       await lenient.rest('POST', '/address_book.json', { headers: t.as.owner, body: { contacts: [{ name: 'm', phone: t.member.phone }] } });
@@ -183,10 +182,7 @@ describeWithVarnish('behind Varnish with its default configuration', () => {
   });
 
   test("the README's per-credential VCL keeps alice's and bob's answers apart, serves each one's repeat from the cache, and keeps no error", async () => {
-    const cache = await startVarnish(
-      (service.app.fastify.server.address() as AddressInfo).port,
-      resolve(__dirname, '../../examples/varnish/per-credential.vcl'),
-    );
+    const cache = await startVarnish(service.port, resolve(__dirname, '../../examples/varnish/per-credential.vcl'));
     try {
       const get = (path: string, headers: Record<string, string> = {}) => fetchResult(`${cache.baseUrl}${path}`, { headers });
       const path = '/address_book/registered_users.json?compact=1';

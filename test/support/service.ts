@@ -36,6 +36,8 @@ export interface ServiceOptions extends Omit<Partial<AppOptions>, 'database'> {
 
 export interface TestService {
   readonly baseUrl: string;
+  /** The port baseUrl names (for a proxy put in front of the service). */
+  readonly port: number;
   readonly app: App;
   readonly db: Database;
   /** REST call; body objects are sent as JSON unless `form` is set. */
@@ -136,6 +138,7 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
   let closed: Promise<void> | undefined;
   return {
     baseUrl,
+    port,
     app,
     db,
     rest: request,
@@ -209,6 +212,9 @@ export function useService(options: ServiceOptions | (() => ServiceOptions | Pro
   return {
     get baseUrl() {
       return started().baseUrl;
+    },
+    get port() {
+      return started().port;
     },
     get app() {
       return started().app;
