@@ -11,7 +11,6 @@
 //
 // Environment: DATABASE_URL (required), PORT (0), HOST (127.0.0.1),
 // DB_POOL_MAX (10). Prints {"msg":"listening",…}; GET /healthz.
-import type { AddressInfo } from 'node:net';
 import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
@@ -22,9 +21,7 @@ import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastif
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { compiledExecution } from '../../src/graphql/execute';
-import { type Headers, LOOKUP_SCHEMA, lookupResolvers } from './lookup';
-
-const env = process.env;
+import { type Headers, LOOKUP_SCHEMA, lookupResolvers, serve } from './lookup';
 
 interface Context {
   headers: Headers;
@@ -43,20 +40,7 @@ async function main(): Promise<void> {
   const apollo = new ApolloServer<Context>({ gateway: compiledExecution(schema).gateway, plugins });
   await apollo.start();
   await app.register(fastifyApollo(apollo), { path: '/graphql', context: async (request: FastifyRequest) => ({ headers: request.headers }) });
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/__statements', async () => ({ statements: counter.statements }));
-  await app.listen({ port: Number(env.PORT || 0), host: env.HOST || '127.0.0.1' });
-  const { address, port } = app.server.address() as AddressInfo;
-  process.stdout.write(`${JSON.stringify({ msg: 'listening', address: `http://${address}:${port}` })}\n`);
-  const stop = () => {
-    app.close().then(
-      () => pool.end().then(() => process.exit(0)),
-      () => process.exit(1),
-    );
-    setTimeout(() => process.exit(1), 5_000).unref();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  await serve(app, pool, counter);
 }
 
 main().catch((error: unknown) => {

@@ -1,39 +1,24 @@
 // The GraphQL lookup the benchmark's peers serve (bench/peers/mercurius.ts,
-// bench/peers/apollo-lookup.ts): the schema of `userByExternalId` with its 19
+// bench/peers/apollo-lookup.ts): the service's `userByExternalId` with its 19
 // fields and one resolver running the baseline's statement (bench/baseline.ts):
 // the SVC-Token's SHA-256 and the lookup in ONE named prepared statement, the
 // session check fused in as a CTE. One definition, so that the peers differ
 // only in the GraphQL server around it.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { GraphQLScalarType } from 'graphql';
 import { Pool } from 'pg';
+import { SCHEMA_DIR } from '../../src/paths';
 
-export const LOOKUP_SCHEMA = `
-  scalar DateTime
-  type User {
-    id: Int!
-    fullName: String
-    email: String
-    login: String!
-    phone: String
-    website: String
-    createdAt: DateTime!
-    updatedAt: DateTime!
-    lastRequestAt: DateTime
-    externalUserId: Int
-    facebookId: String
-    twitterId: String
-    blobId: Int
-    customData: String
-    ageOver16: Boolean!
-    allowStatisticsAnalysis: Boolean!
-    allowSalesActivities: Boolean!
-    parentsContacts: String!
-    userTags: String!
-  }
-  type Query {
-    userByExternalId(externalUserId: Int!): User
-  }`;
+/**
+ * The service's own User type and `userByExternalId` (schema/user.graphql),
+ * over the two names it uses from the rest of the service's schema: the peers
+ * answer the same document with the same fields and types.
+ */
+export const LOOKUP_SCHEMA = `scalar DateTime\ntype Query\n${readFileSync(path.join(SCHEMA_DIR, 'user.graphql'), 'utf8')}`;
 
 // The baseline's statement (read-only session check), columns under the GraphQL field names.
 const LOOKUP = `
@@ -94,4 +79,26 @@ export function lookupResolvers<TContext>(headersOf: (context: TContext) => Head
     },
   };
   return { resolvers, pool, counter };
+}
+
+/**
+ * Listens on PORT (0) and HOST (127.0.0.1), prints {"msg":"listening",…} for
+ * the harness, and stops on SIGTERM or SIGINT (the server, then the pool).
+ */
+export async function serve(app: FastifyInstance, pool: Pool, counter: { statements: number }): Promise<void> {
+  const env = process.env;
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/__statements', async () => ({ statements: counter.statements }));
+  await app.listen({ port: Number(env.PORT || 0), host: env.HOST || '127.0.0.1' });
+  const { address, port } = app.server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ msg: 'listening', address: `http://${address}:${port}` })}\n`);
+  const stop = () => {
+    app.close().then(
+      () => pool.end().then(() => process.exit(0)),
+      () => process.exit(1),
+    );
+    setTimeout(() => process.exit(1), 5_000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }

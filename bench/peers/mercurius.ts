@@ -10,37 +10,16 @@
 //
 // Environment: DATABASE_URL (required), PORT (0), HOST (127.0.0.1),
 // DB_POOL_MAX (10). Prints {"msg":"listening","address":…}; GET /healthz.
-import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import mercurius from 'mercurius';
-import { type Headers, LOOKUP_SCHEMA, lookupResolvers } from './lookup';
+import { type Headers, LOOKUP_SCHEMA, lookupResolvers, serve } from './lookup';
 
-const env = process.env;
 const { resolvers, pool, counter } = lookupResolvers((ctx: { reply: { request: { headers: Headers } } }) => ctx.reply.request.headers);
 
 const app = Fastify({ logger: false });
 // jit: 1 compiles a document the second time it is seen (graphql-jit), as the service does.
 void app.register(mercurius, { schema: LOOKUP_SCHEMA, resolvers, jit: 1, graphiql: false });
-app.get('/healthz', async () => ({ status: 'ok' }));
-app.get('/__statements', async () => ({ statements: counter.statements }));
-
-app.listen({ port: Number(env.PORT || 0), host: env.HOST || '127.0.0.1' }).then(
-  () => {
-    const { address, port } = app.server.address() as AddressInfo;
-    process.stdout.write(`${JSON.stringify({ msg: 'listening', address: `http://${address}:${port}` })}\n`);
-  },
-  (error: unknown) => {
-    process.stderr.write(`mercurius peer: ${String(error)}\n`);
-    process.exit(1);
-  },
-);
-
-function stop(): void {
-  app.close().then(
-    () => pool.end().then(() => process.exit(0)),
-    () => process.exit(1),
-  );
-  setTimeout(() => process.exit(1), 5_000).unref();
-}
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+serve(app, pool, counter).catch((error: unknown) => {
+  process.stderr.write(`mercurius peer: ${String(error)}\n`);
+  process.exit(1);
+});
