@@ -3,9 +3,9 @@
 // table (src/errors.ts): the paths, methods, parameters, bodies and success
 // bodies are the schemas the routes declare, and each route's error statuses
 // are the codes it can answer, described and shaped as the error table says.
-// (@fastify/swagger would build the same from Fastify's route schemas; it is
-// not a dependency: docs/rest.md, "Schemas and validation".) test/rest/openapi.test.ts
-// drives every documented status of every route and validates the bodies.
+// test/rest/openapi.test.ts drives every documented status of every route and
+// validates the bodies. (@fastify/swagger would build the paths from Fastify's
+// route schemas; it is not a dependency: docs/rest.md, "Schemas and validation".)
 import type { FastifyInstance } from 'fastify';
 import { credentialHeaders, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { ERRORS, type ErrorCode, MESSAGES } from '../errors';
