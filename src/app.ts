@@ -32,7 +32,8 @@ import { clientErrorHandler, DEFAULT_TIMEOUTS, registerBodyTimeouts, serverTimeo
 import { csrfPreflightHeaders, registerSecurity, type SecurityOptions } from './http/security';
 import { registerOpenApi } from './rest/openapi';
 import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
-import { registerRestRoutes, styleOfPath } from './rest/routes';
+import { registerRestRoutes } from './rest/register';
+import { styleOfPath } from './rest/routes';
 import { createProvisioning, type Provisioning } from './provisioning';
 import { createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
 import { SWEPT_KINDS } from './services/sweeper';

@@ -70,7 +70,7 @@ export interface CompiledExecutionOptions {
 
 /**
  * Whether an operation may run compiled: queries only. The rule of both
- * surfaces (/graphql here, the REST routes in src/rest/routes.ts).
+ * surfaces (/graphql here, the REST routes in src/rest/register.ts).
  */
 export const mayCompile = (operation: OperationDefinitionNode): boolean => operation.operation === 'query';
 

@@ -1,9 +1,11 @@
 // The OpenAPI 3.1 description of the legacy REST paths, served at
-// GET /openapi.json, built from the route table (src/rest/routes.ts) and the
-// error table (src/errors.ts): the paths, methods, parameters and bodies are
-// the routes', and each route's error statuses are the codes it can answer,
-// described and shaped as the error table says. test/rest/openapi.test.ts
-// drives every documented status of every route and validates the bodies.
+// GET /openapi.json, built from the routes (src/rest/routes/) and the error
+// table (src/errors.ts): the paths, methods, parameters, bodies and success
+// bodies are the schemas the routes declare, and each route's error statuses
+// are the codes it can answer, described and shaped as the error table says.
+// test/rest/openapi.test.ts drives every documented status of every route and
+// validates the bodies. (@fastify/swagger would build the paths from Fastify's
+// route schemas; it is not a dependency: docs/rest.md, "Schemas and validation".)
 import type { FastifyInstance } from 'fastify';
 import { credentialHeaders, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { ERRORS, type ErrorCode, MESSAGES } from '../errors';
@@ -14,13 +16,14 @@ import {
   json,
   type OpenApiDocument,
   type Operation,
+  type Parameter,
   type Response,
   ref,
   type Schema,
   type SecurityRequirement,
   type SecurityScheme,
 } from './openapi-schema';
-import { type Callers, REST_ROUTES, type RestRoute } from './routes';
+import { type Callers, type ParameterSchemas, REST_ROUTES, type RestRoute } from './routes';
 import { qbTime, SESSION_EXPIRY_HEADER } from './headers';
 
 export type { OpenApiDocument, Operation, Response } from './openapi-schema';
@@ -38,7 +41,7 @@ const CREDENTIAL_ERRORS: Record<Callers, ErrorCode[]> = {
 
 /** Every code a route can answer, in the error table's order. */
 export function errorsOf(route: RestRoute): ErrorCode[] {
-  const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...CREDENTIAL_ERRORS[route.doc.callers], ...route.doc.errors]);
+  const codes = new Set<ErrorCode>([...EVERY_ROUTE, ...CREDENTIAL_ERRORS[route.callers], ...route.errors]);
   // A body is read (and can be unreadable, too large, of another type, or too
   // slow to arrive) on every method but GET.
   if (route.method !== 'GET') ['PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'REQUEST_TIMEOUT'].forEach((c) => codes.add(c as ErrorCode));
@@ -148,17 +151,28 @@ function cachingHeaders(sessionTokenHeaders: readonly string[], browserMayKeep: 
   };
 }
 
+/** The parameters of one kind: each property of the schema, its description lifted to the parameter. */
+function parametersOf(schemas: ParameterSchemas | undefined, where: 'path' | 'query'): Parameter[] {
+  return Object.entries(schemas?.properties ?? {}).map(([name, { description, ...schema }]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (schemas?.required?.includes(name) ?? false),
+    ...(description === undefined ? {} : { description }),
+    schema,
+  }));
+}
+
 function operationOf(route: RestRoute, sessionTokenHeaders: readonly string[]): Operation {
-  const { doc } = route;
+  const { params, querystring, body, success: declared } = route.schema;
   const responses: Record<string, Response> = {};
   const errorHeaders = cachingHeaders(sessionTokenHeaders, false);
   // Every route either takes a session token or creates a session.
   const success: Response = {
-    description: doc.success.description,
+    description: declared.description,
     headers: { ...expiryHeader, ...cachingHeaders(sessionTokenHeaders, route.method === 'GET') },
   };
-  if (doc.success.schema) success.content = json(doc.success.schema);
-  responses[String(doc.success.status)] = success;
+  if (declared.schema) success.content = json(declared.schema);
+  responses[String(declared.status)] = success;
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorsOf(route)) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
   for (const [status, codes] of byStatus) {
@@ -171,15 +185,16 @@ function operationOf(route: RestRoute, sessionTokenHeaders: readonly string[]): 
       content: json(errorSchema(route, codes)),
     };
   }
+  const parameters = [...parametersOf(params, 'path'), ...parametersOf(querystring, 'query')];
   return {
-    operationId: doc.operationId,
-    summary: doc.summary,
-    description: doc.description,
-    tags: doc.tags,
-    ...(doc.parameters ? { parameters: doc.parameters } : {}),
-    ...(doc.requestBody ? { requestBody: doc.requestBody } : {}),
+    operationId: route.operationId,
+    summary: route.summary,
+    description: route.description,
+    tags: route.tags,
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(body ? { requestBody: body } : {}),
     responses,
-    security: SECURITY[doc.callers],
+    security: SECURITY[route.callers],
   };
 }
 

@@ -107,13 +107,16 @@ export function signatureBase(parameters: Readonly<Record<string, string>>): str
 
 export const sign = (base: string, secret: string, algorithm: SignatureAlgorithm): string => createHmac(algorithm, secret).update(base).digest('hex');
 
+/** A signature's form: the hex of an HMAC-SHA1 (40 digits) or HMAC-SHA256 (64). */
+export const SIGNATURE_PATTERN = /^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
+
 /**
  * Whether `signature` (hex) is the HMAC of `base` under `secret`: SHA-1 for 40
  * hex digits, SHA-256 for 64 (the SDK's `hash` setting). Constant time over
  * the digest.
  */
 export function verifySignature(base: string, signature: string, secret: string): boolean {
-  const algorithm: SignatureAlgorithm | undefined = signature.length === 40 ? 'sha1' : signature.length === 64 ? 'sha256' : undefined;
-  if (algorithm === undefined || !/^[0-9a-fA-F]+$/.test(signature)) return false;
+  if (!SIGNATURE_PATTERN.test(signature)) return false;
+  const algorithm: SignatureAlgorithm = signature.length === 40 ? 'sha1' : 'sha256';
   return timingSafeEqual(Buffer.from(sign(base, secret, algorithm), 'hex'), Buffer.from(signature, 'hex'));
 }

@@ -72,8 +72,9 @@ export const SESSIONS_PER_USER_DEFAULT = 100;
 /** SESSION_TIMESTAMP_WINDOW_S's default: how far a signed timestamp may be from the server's clock. */
 export const TIMESTAMP_WINDOW_DEFAULT_S = 3_600;
 
-const TIMESTAMP = /^[0-9]{1,12}$/;
-const NONCE = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonceLength}}$`);
+/** A session request's timestamp and nonce (the REST schema of POST /session.json states them from here). */
+export const TIMESTAMP_PATTERN = /^[0-9]{1,12}$/;
+export const NONCE_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonceLength}}$`);
 
 export class SessionsService {
   private readonly windowSeconds: number;
@@ -102,8 +103,8 @@ export class SessionsService {
     const now = this.now();
     const applicationId = parseApplicationId(request.applicationId);
     validate.boundedText(request.authKey, 'authKey', validate.LIMITS.authKeyLength, 'auth_key');
-    if (!TIMESTAMP.test(request.timestamp)) throw badInput('timestamp', 'timestamp must be a Unix time in seconds');
-    if (!NONCE.test(request.nonce)) throw badInput('nonce', `nonce must be 1 to ${validate.LIMITS.nonceLength} printable characters`);
+    if (!TIMESTAMP_PATTERN.test(request.timestamp)) throw badInput('timestamp', 'timestamp must be a Unix time in seconds');
+    if (!NONCE_PATTERN.test(request.nonce)) throw badInput('nonce', `nonce must be 1 to ${validate.LIMITS.nonceLength} printable characters`);
     // Longer than any HMAC's hex; a shorter wrong one is an unexpected signature (QuickBlox's answer).
     if (!validate.atMostCharacters(request.signature, validate.LIMITS.signatureLength)) {
       throw badInput('signature', `signature must be at most ${validate.LIMITS.signatureLength} characters`);

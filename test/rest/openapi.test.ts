@@ -1,5 +1,5 @@
 // GET /openapi.json: a valid OpenAPI 3.1 document, and a true one. The
-// document is built from the route table and the error table; here real
+// document is built from the routes' schemas and the error table; here real
 // requests drive every route through every status the document gives it —
 // each status must be produced by a request (no exemptions), every answer's
 // status must be documented for its route, and every body must match the
@@ -84,7 +84,7 @@ interface Request {
 
 type Producer = (t: Tenant) => Promise<Request> | Request;
 
-const route = (operationId: string): RestRoute => REST_ROUTES.find((r) => r.doc.operationId === operationId)!;
+const route = (operationId: string): RestRoute => REST_ROUTES.find((r) => r.operationId === operationId)!;
 const req = (r: RestRoute, path: string, options: RequestOptions = {}): Request => ({ method: r.method, path, options });
 const newSession = async (t: Tenant, userId?: number) => ({
   'SVC-Token': (await service.app.provisioning.applications.createSession(t.applicationId, userId)).token,
@@ -119,22 +119,22 @@ const OVERSIZED = JSON.stringify({ padding: 'x'.repeat(2 * 1024 * 1024 + 1) });
 
 /** Statuses every route of a kind answers the same way. */
 function common(r: RestRoute, status: number): Producer[] {
-  const id = r.doc.operationId;
+  const id = r.operationId;
   switch (status) {
     case 400:
-      return r.doc.callers === 'none'
+      return r.callers === 'none'
         ? [(t) => okWith(id, t, withBody({ raw: '{"application_id":', headers: { 'content-type': 'application/json' } }))]
         : [
             (t) => okWith(id, t, withHeaders({ 'SVC-Token': t.ownerToken, 'QB-Token': t.ownerToken })),
             (t) => okWith(id, t, withHeaders({ ...t.as.owner, ...t.as.apiKey })),
           ];
     case 401:
-      return r.doc.callers === 'none' ? [] : [(t) => okWith(id, t, withHeaders({})), (t) => okWith(id, t, withHeaders({ 'QB-Token': 'nope' }))];
+      return r.callers === 'none' ? [] : [(t) => okWith(id, t, withHeaders({})), (t) => okWith(id, t, withHeaders({ 'QB-Token': 'nope' }))];
     case 403:
-      if (r.doc.callers === 'session') return [(t) => okWith(id, t, withHeaders(t.as.apiKey))];
-      if (r.doc.callers === 'user')
+      if (r.callers === 'session') return [(t) => okWith(id, t, withHeaders(t.as.apiKey))];
+      if (r.callers === 'user')
         return [(t) => okWith(id, t, withHeaders(t.as.app)), (t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
-      if (r.doc.callers === 'any') return [(t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
+      if (r.callers === 'any') return [(t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
       return [];
     case 404:
       return r.url.endsWith(':file') ? [(t) => okWith(id, t, (q) => ({ ...q, path: q.path.replace(/\.json(\?|,|$)/, '$1') }))] : [];
@@ -243,10 +243,10 @@ const SPECIFIC: Record<string, Partial<Record<number, Producer[]>>> = {
 };
 
 /** The status a route's OK request answers with. */
-const okStatus = (r: RestRoute) => r.doc.success.status;
+const okStatus = (r: RestRoute) => r.schema.success.status;
 
 function producersOf(r: RestRoute, status: number): Producer[] {
-  const id = r.doc.operationId;
+  const id = r.operationId;
   const own = SPECIFIC[id]?.[status] ?? [];
   const ok = status === okStatus(r) ? [OK[id]!] : [];
   return [...ok, ...own, ...common(r, status)];
@@ -273,7 +273,7 @@ describe('the document', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  test('has one operation for each route of the table, and the credential headers of the README', () => {
+  test('has one operation for each route, and the credential headers of the README', () => {
     const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual(REST_ROUTES.map(key).sort());
     expect(Object.values(document.components.securitySchemes).map((s) => s.name)).toEqual(['SVC-Token', 'QB-Token', 'Authorization', 'On-Behalf-Of']);
@@ -351,7 +351,7 @@ describe.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s', (_name, r) => 
   });
 
   test('its successful request with the leading slash doubled (an SDK base URL ending in "/", as Android builds them) succeeds in the documented shape', async () => {
-    const ok = await OK[r.doc.operationId]!(t);
+    const ok = await OK[r.operationId]!(t);
     const res = await send({ ...ok, path: `/${ok.path}` });
     expect([`${key(r)} //`, res.status < 300]).toEqual([`${key(r)} //`, true]);
     expectDocumented(r, res, res.status);
@@ -367,13 +367,13 @@ describe('429, 500 and 503 on every route', () => {
   });
 
   test.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s: the second request with one credential is 429 in the documented shape', async (_name, r) => {
-    if (r.doc.callers === 'none') {
+    if (r.callers === 'none') {
       // No credential: the address budget, in a service of its own.
       const byAddress = await startService({ rateLimit: { windowMs: 60_000, perCredential: 1_000, perAddress: 1 } });
       try {
-        const first = await OK[r.doc.operationId]!(t);
+        const first = await OK[r.operationId]!(t);
         await byAddress.rest(first.method, first.path, first.options);
-        const second = await OK[r.doc.operationId]!(t);
+        const second = await OK[r.operationId]!(t);
         expectDocumented(r, await byAddress.rest(second.method, second.path, second.options), 429);
       } finally {
         await byAddress.close();
@@ -381,7 +381,7 @@ describe('429, 500 and 503 on every route', () => {
       return;
     }
     const headers = { 'QB-Token': (await service.app.provisioning.applications.createSession(t.applicationId, t.owner.id)).token };
-    const first = await OK[r.doc.operationId]!(t);
+    const first = await OK[r.operationId]!(t);
     await limited.rest(first.method, first.path, { ...first.options, headers });
     const res = await limited.rest(first.method, first.path, { ...first.options, headers });
     expectDocumented(r, res, 429);
@@ -391,11 +391,11 @@ describe('429, 500 and 503 on every route', () => {
   test.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s: an unexpected failure is 500 in the documented shape, revealing nothing', async (_name, r) => {
     // The first service call of the route fails as a bug would.
     const spy =
-      r.doc.callers === 'none'
+      r.callers === 'none'
         ? jest.spyOn(service.app.services.sessions, 'create').mockRejectedValueOnce(new Error('boom'))
         : jest.spyOn(service.app.services.auth, 'authenticate').mockRejectedValueOnce(new Error('boom'));
     try {
-      const res = await send(await OK[r.doc.operationId]!(t));
+      const res = await send(await OK[r.operationId]!(t));
       expectDocumented(r, res, 500);
       expect(res.text).not.toContain('boom');
     } finally {
@@ -408,8 +408,8 @@ describe('429, 500 and 503 on every route', () => {
     const unreachable = useService({ database: { url: 'postgres://postgres@127.0.0.1:1/unreachable', poolMax: 1, migrate: false }, metrics: false });
 
     test.each(REST_ROUTES.map((r) => [key(r), r] as const))('%s answers 503 in its documented shape', async (_name, r) => {
-      const ok = await OK[r.doc.operationId]!(t);
-      const headers: Record<string, string> = r.doc.callers === 'none' ? {} : { 'QB-Token': 'any-token' };
+      const ok = await OK[r.operationId]!(t);
+      const headers: Record<string, string> = r.callers === 'none' ? {} : { 'QB-Token': 'any-token' };
       const { body, form } = ok.options ?? {};
       if (body !== undefined) headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
       const payload = body === undefined ? undefined : form ? new URLSearchParams(body as Record<string, string>).toString() : JSON.stringify(body);

@@ -433,7 +433,7 @@ export interface operations {
     registeredUsers: {
         parameters: {
             query?: {
-                /** @description Device id (at most 64 characters); absent or empty: the global book. */
+                /** @description Device id; absent or empty: the global book. */
                 udid?: string;
                 /** @description 1: {id, phone} only. */
                 compact?: 0 | 1;
@@ -567,7 +567,7 @@ export interface operations {
     addressBook: {
         parameters: {
             query?: {
-                /** @description Device id (at most 64 characters); absent or empty: the global book. */
+                /** @description Device id; absent or empty: the global book. */
                 udid?: string;
             };
             header?: never;
@@ -881,7 +881,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Any text is accepted in the path; only integers 1…2147483647 are valid (else 422). */
+                /** @description Any text is accepted in the path; text that is not such an integer answers 422. */
                 external_user_id: number;
             };
             cookie?: never;
@@ -1156,7 +1156,7 @@ export interface operations {
                     auth_key: string;
                     /** @description Unix seconds, within SESSION_TIMESTAMP_WINDOW_S (an hour) of the server's clock. */
                     timestamp: number | string;
-                    /** @description Never the same twice with the same timestamp; 1 to 64 printable characters. */
+                    /** @description Never the same twice with the same timestamp. */
                     nonce: number | string;
                     /** @description Over 64 characters: 422 naming it; any other wrong one: 422 "Unexpected signature". */
                     signature: string;
@@ -1171,7 +1171,7 @@ export interface operations {
                     auth_key: string;
                     /** @description Unix seconds, within SESSION_TIMESTAMP_WINDOW_S (an hour) of the server's clock. */
                     timestamp: number | string;
-                    /** @description Never the same twice with the same timestamp; 1 to 64 printable characters. */
+                    /** @description Never the same twice with the same timestamp. */
                     nonce: number | string;
                     /** @description Over 64 characters: 422 naming it; any other wrong one: 422 "Unexpected signature". */
                     signature: string;
