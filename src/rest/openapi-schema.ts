@@ -16,6 +16,7 @@ import {
 import { UserRecordFragmentDoc } from '../__generated__/graphql';
 import { loadTypeDefs } from '../graphql/schema';
 import { INT32_MAX, LIMITS, PHONE_PATTERN } from '../services/validate';
+import { FLAG_VALUES } from './parse';
 
 // ---------------------------------------------------------------------------
 // The subset of OpenAPI 3.1 the document uses.
@@ -131,8 +132,9 @@ export const object = (properties: Record<string, Schema>, description?: string)
 export const json = (schema: Schema): Record<string, MediaType> => ({ 'application/json': { schema } });
 
 /** The spec's 0/1 flags, as JSON numbers or strings, or form and query text. */
-export const FLAG: Schema = { type: 'integer', enum: [0, 1] };
-export const JSON_FLAG: Schema = { enum: [0, 1, '0', '1', null] };
+export const FLAG: Schema = { type: 'integer', enum: [...FLAG_VALUES.keys()].filter((v) => typeof v === 'number') };
+export const JSON_FLAG: Schema = { enum: [...FLAG_VALUES.keys(), null] };
+export const FORM_FLAG: Schema = { type: 'string', enum: [...FLAG_VALUES.keys()].filter((v) => typeof v === 'string') };
 export const PHONE: Schema = { type: 'string', pattern: PHONE_PATTERN.source };
 /** toISOString(): always milliseconds and Z. */
 const TIMESTAMP = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$';

@@ -22,12 +22,24 @@ export function single(name: string, value: string | string[] | undefined): stri
   return value;
 }
 
-/** The spec's 0/1 integer flags, from JSON (numbers) or query and form strings. */
+/**
+ * The spec's 0/1 integer flags: each value accepted and what it means, as
+ * JSON sends them (numbers) and as query strings and forms do (text). The
+ * OpenAPI document's flag schemas are read from here.
+ */
+export const FLAG_VALUES: ReadonlyMap<0 | 1 | '0' | '1', boolean> = new Map<0 | 1 | '0' | '1', boolean>([
+  [0, false],
+  [1, true],
+  ['0', false],
+  ['1', true],
+]);
+
+/** A flag's meaning; null when it is absent (JSON null included). */
 export function flag(name: string, value: unknown): boolean | null {
   if (value === undefined || value === null) return null;
-  if (value === 1 || value === '1') return true;
-  if (value === 0 || value === '0') return false;
-  throw badInput(name, `${name} must be 0 or 1`);
+  const meaning = FLAG_VALUES.get(value as 0 | 1 | '0' | '1');
+  if (meaning === undefined) throw badInput(name, `${name} must be 0 or 1`);
+  return meaning;
 }
 
 /** Path integers, within GraphQL's Int; their range rule is the service's. */

@@ -1,7 +1,7 @@
 // The chat paths: deleting messages (src/rest/operations/chat.graphql).
 import { RestDeleteMessagesDocument } from '../../__generated__/graphql';
 import { LIMITS } from '../../services/validate';
-import { FLAG, JSON_FLAG, object } from '../openapi-schema';
+import { FLAG, FORM_FLAG, JSON_FLAG, object } from '../openapi-schema';
 import { bodyObject, flag, jsonFile, single } from '../parse';
 import { jsonOrForm, parameters, type Req, type RestRoute } from './route';
 
@@ -43,7 +43,7 @@ export const CHAT_ROUTES: RestRoute[] = [
       querystring: parameters({ force: { ...FLAG, description: FORCE } }),
       body: jsonOrForm(
         { type: 'object', properties: { force: { ...JSON_FLAG, description: FORCE } } },
-        { type: 'object', properties: { force: { type: 'string', enum: ['0', '1'] } } },
+        { type: 'object', properties: { force: FORM_FLAG } },
         false,
       ),
       success: {
