@@ -9,8 +9,8 @@ import {
 } from '@apollo/server/plugin/disabled';
 import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
-import { GraphQLError, type ValidationRule } from 'graphql';
-import { Counter } from 'prom-client';
+import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { Counter, type Registry } from 'prom-client';
 import { createContext, credentialsFromHeaders, DEFAULT_SESSION_TOKEN_HEADERS, type Context } from './context';
 import type { Database } from './db';
 import { AppError, MESSAGES, toAppError } from './errors';
@@ -184,54 +184,13 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   const failures = failureHandling(styleOfPath);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
-  const { server: serverBounds, ...fastifyBounds } = serverTimeouts(timeouts);
-  const fastify = Fastify({
-    // The headers that carry secrets are redacted by every logger the app is
-    // given, named from the same list the context reads (SESSION_TOKEN_HEADERS).
-    logger: options.logger ? { redact: logRedact(sessionTokenHeaders), ...(options.logger === true ? {} : options.logger) } : false,
-    // registerObservability logs one line per request instead of fastify's two.
-    logController: new LogController({ disableRequestLogging: true }),
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    },
-    requestIdHeader: false,
-    bodyLimit: 2 * 1024 * 1024,
-    // ignoreDuplicateSlashes: an SDK whose base URL ends in "/" asks for "//session.json" (Android), which QuickBlox served.
-    routerOptions: { maxParamLength: MAX_URL_BYTES, querystringParser: parseQuery, ignoreDuplicateSlashes: true },
-    ...(options.https
-      ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }
-      : { http: { maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }),
-    ...fastifyBounds,
-    // While closing, requests on kept-alive connections get the 503 of the
-    // onRequest hook below, in the route's shape, not Fastify's own body.
-    return503OnClosing: false,
-    forceCloseConnections: 'idle',
-    trustProxy: options.trustProxy ?? false,
-    // Requests Node's HTTP parser refuses (headers over maxHeaderSize,
-    // malformed HTTP) never reach a route; a path that is not valid
-    // percent-encoding fails before routing: src/http/failures.ts answers both.
-    // A request whose body is still arriving when Node's whole-request bound
-    // fires is answered by its route (src/http/timeouts.ts).
-    clientErrorHandler: clientErrorHandler(failures.clientErrorHandler),
-    // Fastify ignores what this returns: the reply, which is thenable, not a pending promise.
-    // eslint-disable-next-line @typescript-eslint/no-misused-promises
-    frameworkErrors: failures.frameworkErrors,
-  });
+  const fastify = createFastify(options, sessionTokenHeaders, failures, timeouts);
 
   await registerBodyParsers(fastify);
 
   failures.register(fastify);
   registerBodyTimeouts(fastify, timeouts);
-
-  let closing = false;
-  // A callback hook: an async one made a promise (and a turn of the
-  // microtask queue) for every request, to say no more than "not closing".
-  fastify.addHook('onRequest', (_request, reply, done) => {
-    if (!closing) return done();
-    reply.header('connection', 'close');
-    done(new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown));
-  });
+  const shutdown = refuseWhileClosing(fastify);
 
   // No-op unless tracing was started (src/tracing).
   registerTracing(fastify);
@@ -250,11 +209,109 @@ export async function createApp(options: AppOptions): Promise<App> {
     await registerRateLimits(fastify, { redis: options.redis, metrics, ...options.rateLimit }, sessionTokenHeaders);
   }
 
-  let revocations: RevocationBus | undefined;
+  const revocations = await openRevocations(options, services);
+  services.auth.useRevocations(revocations);
+  registerServiceCounters(metrics, services, options.reads);
+  registerSessionExpiry(fastify);
+
+  const { apollo, execution, trusted } = await startApollo(fastify, schema, options, sessionTokenHeaders);
+  registerApolloRoute(fastify, apollo, '/graphql', async (request) => linkContext(contextOf(request), request));
+
+  registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
+  registerOpenApi(fastify, sessionTokenHeaders);
+  registerExplorer(fastify, { ...(options.explorer ?? { enabled: true }), requestHeaders: trusted.explorerHeaders });
+  registerSchemaEndpoint(fastify, options.schemaEndpoint ?? true);
+  registerProbes(fastify, database);
+
+  return {
+    fastify,
+    services,
+    provisioning,
+    graphqlExecution: execution.stats,
+    async close() {
+      shutdown.closing = true;
+      // Stopped first, not after the drain: a sweep batch in progress ends
+      // (one short statement) while requests finish; no new one starts.
+      const sweeperStopped = services.sweeper.stop();
+      await fastify.close();
+      await sweeperStopped;
+      // After the last request: write the session touches it left pending.
+      // With the database gone they are lost (sliding expiry and
+      // last_request_at of the last second): said in the log, not thrown.
+      await services.close().catch((error: unknown) => {
+        fastify.log.warn({ err: toAppError(error) }, 'pending session touches not written');
+      });
+      await revocations?.close();
+    },
+  };
+}
+
+/** Fastify with the service's bounds, logger, request ids, router and failure handling. */
+function createFastify(
+  options: AppOptions,
+  sessionTokenHeaders: readonly string[],
+  failures: ReturnType<typeof failureHandling>,
+  timeouts: TimeoutOptions,
+): FastifyInstance {
+  const { server: serverBounds, ...fastifyBounds } = serverTimeouts(timeouts);
+  return Fastify({
+    // The headers that carry secrets are redacted by every logger the app is
+    // given, named from the same list the context reads (SESSION_TOKEN_HEADERS).
+    logger: options.logger ? { redact: logRedact(sessionTokenHeaders), ...(options.logger === true ? {} : options.logger) } : false,
+    // registerObservability logs one line per request instead of fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    bodyLimit: 2 * 1024 * 1024,
+    // ignoreDuplicateSlashes: an SDK whose base URL ends in "/" asks for "//session.json" (Android), which QuickBlox served.
+    routerOptions: { maxParamLength: MAX_URL_BYTES, querystringParser: parseQuery, ignoreDuplicateSlashes: true },
+    ...(options.https
+      ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }
+      : { http: { maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }),
+    ...fastifyBounds,
+    // While closing, requests on kept-alive connections get the 503 of
+    // refuseWhileClosing's hook, in the route's shape, not Fastify's own body.
+    return503OnClosing: false,
+    forceCloseConnections: 'idle',
+    trustProxy: options.trustProxy ?? false,
+    // Requests Node's HTTP parser refuses (headers over maxHeaderSize,
+    // malformed HTTP) never reach a route; a path that is not valid
+    // percent-encoding fails before routing: src/http/failures.ts answers both.
+    // A request whose body is still arriving when Node's whole-request bound
+    // fires is answered by its route (src/http/timeouts.ts).
+    clientErrorHandler: clientErrorHandler(failures.clientErrorHandler),
+    // Fastify ignores what this returns: the reply, which is thenable, not a pending promise.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
+    frameworkErrors: failures.frameworkErrors,
+  });
+}
+
+/**
+ * While the app closes, requests on kept-alive connections are refused with a
+ * 503 in their route's shape (and the connection closed). A callback hook: an
+ * async one made a promise (and a turn of the microtask queue) for every
+ * request, to say no more than "not closing".
+ */
+function refuseWhileClosing(fastify: FastifyInstance): { closing: boolean } {
+  const state = { closing: false };
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    if (!state.closing) return done();
+    reply.header('connection', 'close');
+    done(new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown));
+  });
+  return state;
+}
+
+/** The bus that tells other instances of a revoked session: Redis when shared, else PostgreSQL's NOTIFY on a server database. */
+async function openRevocations(options: AppOptions, services: Services): Promise<RevocationBus | undefined> {
+  const { database } = options;
   if (options.revocation && options.redis) {
-    revocations = await redisRevocations(options.redis, services.auth);
+    return redisRevocations(options.redis, services.auth);
   } else if (options.revocation && database.url !== undefined) {
-    revocations = await postgresRevocations(
+    return postgresRevocations(
       database.url,
       async (channel, payload) => {
         await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
@@ -262,7 +319,11 @@ export async function createApp(options: AppOptions): Promise<App> {
       services.auth,
     );
   }
-  services.auth.useRevocations(revocations);
+  return undefined;
+}
+
+/** The services' own counters, read at each scrape of /metrics. */
+function registerServiceCounters(metrics: Registry, services: Services, reads: ReadReplicas | undefined): void {
   new Counter({
     name: 'credential_revocations_failed_total',
     help: 'Session revocations the bus (Redis, NOTIFY) failed to send: other instances honour the session until their cache entry expires',
@@ -272,7 +333,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       this.inc(services.auth.revocationFailures);
     },
   });
-  const reads = options.reads;
   if (reads) {
     new Counter({
       name: 'db_reads_routed_total',
@@ -315,12 +375,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       this.inc(services.auth.deadlockRetries);
     },
   });
+}
 
-  // Every answer to a request made with a live session token says when that
-  // session now expires (each request moves it), as QuickBlox's API does: its
-  // SDKs renew the session by it.
-  // A callback hook (no promise per request); the header has whole seconds,
-  // so its text is made once a second.
+/**
+ * Every answer to a request made with a live session token says when that
+ * session now expires (each request moves it), as QuickBlox's API does: its
+ * SDKs renew the session by it. A callback hook (no promise per request); the
+ * header has whole seconds, so its text is made once a second.
+ */
+function registerSessionExpiry(fastify: FastifyInstance): void {
   let expirySecond = -1;
   let expiryText = '';
   fastify.addHook('onSend', (request, reply, payload, done) => {
@@ -335,7 +398,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     }
     done(null, payload);
   });
+}
 
+/** Apollo Server over the schema, with the service's limits, trusted documents and executor, started. */
+async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, options: AppOptions, sessionTokenHeaders: readonly string[]) {
   const introspection = options.introspection ?? true;
   // Depth, cost, aliases, directives and tokens; batching off.
   const armor = graphqlArmor(introspection);
@@ -378,14 +444,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     formatError: formatGraphQLError(fastify.log),
   });
   await apollo.start();
-  registerApolloRoute(fastify, apollo, '/graphql', async (request) => linkContext(contextOf(request), request));
+  return { apollo, execution, trusted };
+}
 
-  registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
-  registerOpenApi(fastify, sessionTokenHeaders);
-  registerExplorer(fastify, { ...(options.explorer ?? { enabled: true }), requestHeaders: trusted.explorerHeaders });
-  registerSchemaEndpoint(fastify, options.schemaEndpoint ?? true);
-
-  // Probes report this instance now: a cached answer would report another moment.
+/** Probes report this instance now: a cached answer would report another moment. */
+function registerProbes(fastify: FastifyInstance, database: Database): void {
   fastify.get('/healthz', async (_request, reply) => sendUnstored(reply, { status: 'ok' }));
   fastify.get('/readyz', async (request, reply) => {
     const readiness = await database.readiness();
@@ -393,28 +456,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     if (readiness.cause !== undefined) request.log.warn({ err: readiness.cause }, 'not ready');
     return sendUnstored(reply.code(503), { status: 'unavailable', reason: readiness.reason });
   });
-
-  return {
-    fastify,
-    services,
-    provisioning,
-    graphqlExecution: execution.stats,
-    async close() {
-      closing = true;
-      // Stopped first, not after the drain: a sweep batch in progress ends
-      // (one short statement) while requests finish; no new one starts.
-      const sweeperStopped = services.sweeper.stop();
-      await fastify.close();
-      await sweeperStopped;
-      // After the last request: write the session touches it left pending.
-      // With the database gone they are lost (sliding expiry and
-      // last_request_at of the last second): said in the log, not thrown.
-      await services.close().catch((error: unknown) => {
-        fastify.log.warn({ err: toAppError(error) }, 'pending session touches not written');
-      });
-      await revocations?.close();
-    },
-  };
 }
 
 /** The schema has no subscriptions: refused in validation (400), not at execution as a server error. */
