@@ -3,10 +3,10 @@ import './compile-cache';
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';
-import { appOptionsFromConfig, createApp } from './app';
-import { ConfigError, loadConfig, resolveSecretsKey } from './config';
+import { type App, appOptionsFromConfig, createApp } from './app';
+import { type Config, ConfigError, loadConfig, resolveSecretsKey } from './config';
 import { toAppError } from './errors';
-import { openDatabase } from './db';
+import { type Database, openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
 import { logDestination, logRedact } from './http/observability';
 import type { SharedRedis } from './scale/redis';
@@ -44,55 +44,12 @@ async function main(): Promise<void> {
     // The embedded database is always brought up to date: it has no other way.
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });
-  // Before listening: requests that arrived before Redis answered would pass
-  // uncounted (and miss revocations), so an instance waits for it (up to
-  // REDIS_CONNECT_TIMEOUT_MS, then fails to start, for the supervisor to retry).
   const startLog = pino({ level: config.LOG_LEVEL, redact: logRedact(config.SESSION_TOKEN_HEADERS) });
-  let redis: SharedRedis | undefined;
-  if (config.REDIS_URL !== undefined) {
-    startLog.info({ timeoutMs: config.REDIS_CONNECT_TIMEOUT_MS }, 'waiting for redis');
-    try {
-      // ioredis is loaded only when there is a Redis (~9 MB otherwise resident for nothing).
-      const { connectRedis } = require('./scale/redis') as typeof import('./scale/redis');
-      redis = await connectRedis({
-        url: config.REDIS_URL,
-        prefix: config.REDIS_KEY_PREFIX,
-        connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
-        log: startLog,
-      });
-    } catch (error) {
-      await database.close();
-      throw error;
-    }
-  }
-  // Replicas that are down at start are not waited for: they are skipped until they answer.
-  const reads =
-    config.DATABASE_READ_URL === undefined
-      ? undefined
-      : new ReadReplicas({
-          urls: config.DATABASE_READ_URL,
-          primary: database.pool,
-          redis,
-          maxLagMs: config.READ_REPLICA_MAX_LAG_MS,
-          waitMs: config.READ_YOUR_WRITES_WAIT_MS,
-          poolMax: config.DB_POOL_MAX,
-          statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-        });
-  await reads?.start();
+  const redis = await connectSharedRedis(config, database, startLog);
+  const reads = await openReadReplicas(config, database, redis);
   // The explorer opens with the demo user's token once the demo is prepared.
   let explorerHeaders: Record<string, string> = {};
-  // Asynchronous, batched log writes (logDestination): a write per line cost
-  // a fifth of a lookup's CPU and more under load (BENCHMARKS.md). Whatever is
-  // still buffered goes out on every exit Node runs handlers for (a stop, a
-  // failed start, an uncaught error); a SIGKILL loses at most LOG_FLUSH_MS of lines.
-  const logStream = logDestination();
-  process.on('exit', () => {
-    try {
-      logStream.flushSync();
-    } catch {
-      // Not open yet, or stdout is gone: nothing more can be written.
-    }
-  });
+  const logStream = openLogStream();
   // The sweeper's log lines go through the app's logger (set once it exists).
   let log: pino.Logger = startLog;
   const app = await createApp({
@@ -119,6 +76,82 @@ async function main(): Promise<void> {
   // Fastify's logger is the pino instance made from the options above.
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
   log = app.fastify.log as pino.Logger;
+  reportSetup(log, config, database, secrets);
+  // Each closed after what uses it: the app (its requests drained), then what it used.
+  stopOnSignals(log, [() => app.close(), () => reads?.close(), () => redis?.close(), () => database.close(), () => tracing?.shutdown()]);
+
+  const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
+  log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
+  // Supervisors and scripts wait for this line: out now, not with the next batch.
+  logStream.flushSync();
+  // Every instance runs one; the sweep lock lets one of them work at a time.
+  app.services.sweeper.start();
+
+  explorerHeaders = await welcome(app, config, database);
+  // After the demo's seeding (start-up's garbage too), and a second on, so
+  // that the first readiness probe does not wait for the collection.
+  if (config.GC_AFTER_START) setTimeout(collectStartupGarbage, 1_000).unref();
+}
+
+/**
+ * Before listening: requests that arrived before Redis answered would pass
+ * uncounted (and miss revocations), so an instance waits for it (up to
+ * REDIS_CONNECT_TIMEOUT_MS, then fails to start, for the supervisor to retry).
+ */
+async function connectSharedRedis(config: Config, database: Database, log: pino.Logger): Promise<SharedRedis | undefined> {
+  if (config.REDIS_URL === undefined) return undefined;
+  log.info({ timeoutMs: config.REDIS_CONNECT_TIMEOUT_MS }, 'waiting for redis');
+  try {
+    // ioredis is loaded only when there is a Redis (~9 MB otherwise resident for nothing).
+    const { connectRedis } = require('./scale/redis') as typeof import('./scale/redis');
+    return await connectRedis({
+      url: config.REDIS_URL,
+      prefix: config.REDIS_KEY_PREFIX,
+      connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+      log,
+    });
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+/** Replicas that are down at start are not waited for: they are skipped until they answer. */
+async function openReadReplicas(config: Config, database: Database, redis: SharedRedis | undefined): Promise<ReadReplicas | undefined> {
+  if (config.DATABASE_READ_URL === undefined) return undefined;
+  const reads = new ReadReplicas({
+    urls: config.DATABASE_READ_URL,
+    primary: database.pool,
+    redis,
+    maxLagMs: config.READ_REPLICA_MAX_LAG_MS,
+    waitMs: config.READ_YOUR_WRITES_WAIT_MS,
+    poolMax: config.DB_POOL_MAX,
+    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
+  });
+  await reads.start();
+  return reads;
+}
+
+/**
+ * Asynchronous, batched log writes (logDestination): a write per line cost a
+ * fifth of a lookup's CPU and more under load (BENCHMARKS.md). Whatever is
+ * still buffered goes out on every exit Node runs handlers for (a stop, a
+ * failed start, an uncaught error); a SIGKILL loses at most LOG_FLUSH_MS of lines.
+ */
+function openLogStream(): ReturnType<typeof logDestination> {
+  const logStream = logDestination();
+  process.on('exit', () => {
+    try {
+      logStream.flushSync();
+    } catch {
+      // Not open yet, or stdout is gone: nothing more can be written.
+    }
+  });
+  return logStream;
+}
+
+/** What an operator should know of this start: a generated secrets key, migrations applied, a setting that defeats another. */
+function reportSetup(log: pino.Logger, config: Config, database: Database, secrets: ReturnType<typeof resolveSecretsKey>): void {
   if (secrets.generated) {
     log.warn({ file: secrets.file }, "generated the key that seals applications' auth secrets: keep it with the database (SECRETS_KEY)");
   }
@@ -128,7 +161,10 @@ async function main(): Promise<void> {
     // one: another instance's revocations would then wait for the cache's 5 s.
     log.warn('revocations across instances use LISTEN/NOTIFY, which PgBouncer in transaction mode does not carry: set REDIS_URL (see SCALING.md)');
   }
+}
 
+/** SIGTERM or SIGINT: each step in turn, then exit 0; exit 1 if one fails or all take over SHUTDOWN_TIMEOUT_MS. */
+function stopOnSignals(log: pino.Logger, steps: (() => Promise<unknown> | undefined)[]): void {
   let shuttingDown = false;
   const shutdown = (signal: string) => {
     if (shuttingDown) return;
@@ -138,12 +174,8 @@ async function main(): Promise<void> {
       log.error('shutdown timed out');
       process.exit(1);
     }, SHUTDOWN_TIMEOUT_MS).unref();
-    app
-      .close()
-      .then(() => reads?.close())
-      .then(() => redis?.close())
-      .then(() => database.close())
-      .then(() => tracing?.shutdown())
+    steps
+      .reduce<Promise<unknown>>((done, step) => done.then(step), Promise.resolve())
       .then(
         () => process.exit(0),
         (error: unknown) => {
@@ -154,14 +186,15 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
 
-  const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
-  log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
-  // Supervisors and scripts wait for this line: out now, not with the next batch.
-  logStream.flushSync();
-  // Every instance runs one; the sweep lock lets one of them work at a time.
-  app.services.sweeper.start();
-
+/**
+ * Once listening: on the embedded database the demo (its instructions printed),
+ * and where the explorer is. Returns the headers the explorer opens with (the
+ * demo user's token, or none).
+ */
+async function welcome(app: App, config: Config, database: Database): Promise<Record<string, string>> {
+  let explorerHeaders: Record<string, string> = {};
   const { port } = app.fastify.server.address() as { port: number };
   const base = `${config.TLS_CERT_FILE ? 'https' : 'http'}://localhost:${port}`;
   if (database.embedded && config.DEMO_SEED) {
@@ -173,9 +206,7 @@ async function main(): Promise<void> {
     const headers = Object.keys(explorerHeaders).length > 0 ? " (opens with the demo user's SVC-Token)" : '';
     process.stdout.write(`GraphQL explorer: ${base}/playground${headers}\n\n`);
   }
-  // After the demo's seeding (start-up's garbage too), and a second on, so
-  // that the first readiness probe does not wait for the collection.
-  if (config.GC_AFTER_START) setTimeout(collectStartupGarbage, 1_000).unref();
+  return explorerHeaders;
 }
 
 main().catch((error: unknown) => {
