@@ -16,6 +16,8 @@ import { positiveInt32 } from '../services/validate';
 import { userRecord } from './user-record';
 
 type Action = (services: Services, provisioning: Provisioning) => Promise<object>;
+/** Runs a command's action over the services and provisioning (main's). */
+type Run = (action: Action) => void;
 
 function positiveInt(value: string): number {
   const id = positiveInt32(value);
@@ -33,12 +35,20 @@ function contact(value: string, previous: ContactInput[] = []): ContactInput[] {
   return [...previous, { name: value.slice(0, at), phone: value.slice(at + 1) }];
 }
 
-function buildProgram(run: (action: Action) => void): Command {
+function buildProgram(run: Run): Command {
   const program = new Command('admin')
     .description('Administration of the chat/user service (prints one JSON object)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stderr.write(s), writeErr: (s) => process.stderr.write(s) });
+  applicationCommands(program, run);
+  userCommands(program, run);
+  sessionCommands(program, run);
+  chatCommands(program, run);
+  return program;
+}
 
+/** The applications: creation, region, phone keys, keys and secrets. */
+function applicationCommands(program: Command, run: Run): void {
   program
     .command('app:create')
     .description('create an application; prints its API key (shown only once) and its auth key and secret')
@@ -95,7 +105,10 @@ function buildProgram(run: (action: Action) => void): Command {
         return { apiKey, instancesTold: told };
       }),
     );
+}
 
+/** Users and their address books. */
+function userCommands(program: Command, run: Run): void {
   program
     .command('user:create')
     .description('create a user')
@@ -139,6 +152,27 @@ function buildProgram(run: (action: Action) => void): Command {
     );
 
   program
+    .command('contacts:upload')
+    .description("upload contacts into a user's address book (global, or --udid's)")
+    .requiredOption('--user <userId>', 'user id', positiveInt)
+    .option('--udid <udid>', 'device id (at most 64 characters)')
+    .option('--force', 'replace the book with exactly these contacts', false)
+    .requiredOption('--contact <name:phone>', 'a contact; repeat for more', contact)
+    .action((opts: { user: number; udid?: string; force: boolean; contact: ContactInput[] }) =>
+      run(async (s, p) => {
+        const applicationId = await p.users.applicationOf(opts.user);
+        if (applicationId === null) throw new AppError('BAD_USER_INPUT', `user ${opts.user} does not exist`);
+        const caller = { kind: 'user', applicationId, userId: opts.user, via: 'session' } as const;
+        const { rejected, ...counts } = await s.addressBook.upload(caller, opts.contact, opts.udid, opts.force);
+        // As the REST answer: the contacts not taken are listed only when there are some.
+        return rejected.length === 0 ? counts : { ...counts, rejected };
+      }),
+    );
+}
+
+/** Sessions, and the sweep of what expires. */
+function sessionCommands(program: Command, run: Run): void {
+  program
     .command('session:create')
     .description('create a session token: a user session with --user, else an application session')
     .requiredOption('--app <appId>', 'application id', positiveInt)
@@ -166,7 +200,10 @@ function buildProgram(run: (action: Action) => void): Command {
         return { removed: result.removed, batches: result.batches, ...(result.skipped ? { skipped: 'another instance was sweeping' } : {}) };
       }),
     );
+}
 
+/** Dialogs and messages. */
+function chatCommands(program: Command, run: Run): void {
   program
     .command('dialog:create')
     .description('create a dialog; the owner is always an occupant')
@@ -210,26 +247,6 @@ function buildProgram(run: (action: Action) => void): Command {
         return { items: items.map((m) => ({ id: m.id, sender_id: m.senderId, body: m.body })) };
       }),
     );
-
-  program
-    .command('contacts:upload')
-    .description("upload contacts into a user's address book (global, or --udid's)")
-    .requiredOption('--user <userId>', 'user id', positiveInt)
-    .option('--udid <udid>', 'device id (at most 64 characters)')
-    .option('--force', 'replace the book with exactly these contacts', false)
-    .requiredOption('--contact <name:phone>', 'a contact; repeat for more', contact)
-    .action((opts: { user: number; udid?: string; force: boolean; contact: ContactInput[] }) =>
-      run(async (s, p) => {
-        const applicationId = await p.users.applicationOf(opts.user);
-        if (applicationId === null) throw new AppError('BAD_USER_INPUT', `user ${opts.user} does not exist`);
-        const caller = { kind: 'user', applicationId, userId: opts.user, via: 'session' } as const;
-        const { rejected, ...counts } = await s.addressBook.upload(caller, opts.contact, opts.udid, opts.force);
-        // As the REST answer: the contacts not taken are listed only when there are some.
-        return rejected.length === 0 ? counts : { ...counts, rejected };
-      }),
-    );
-
-  return program;
 }
 
 /**
