@@ -116,6 +116,44 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   if (options.url === undefined) embedded = await openEmbeddedDatabase(options.dataDir ?? null);
   const timeoutMs = options.statementTimeoutMs ?? 5_000;
   const unnamed = options.preparedStatements === 'unnamed';
+  const pool = createPool(options, embedded, timeoutMs, unnamed);
+  const statementCount = countStatements(pool, unnamed);
+  try {
+    const applied = options.migrate === false ? [] : await migrate(pool);
+    const releases: (() => Promise<void>)[] = [];
+    return {
+      pool,
+      embedded: embedded !== undefined,
+      url: embedded ? undefined : options.url,
+      applied,
+      statementCount,
+      async readiness() {
+        try {
+          const pending = await pendingMigrations(pool);
+          return pending.length === 0 ? { ready: true } : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
+        } catch (error) {
+          // The driver's message (host, port) is for the log, not for whoever can reach /readyz.
+          return { ready: false, reason: 'database unreachable', cause: error };
+        }
+      },
+      onClose(release) {
+        releases.push(release);
+      },
+      async close() {
+        await Promise.all(releases.map((release) => release()));
+        await pool.end();
+        await embedded?.close();
+      },
+    };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    await embedded?.close();
+    throw error;
+  }
+}
+
+/** The service's pool: bounds, keepalive and the statement timeout as the database allows them. */
+function createPool(options: DatabaseOptions, embedded: EmbeddedDatabase | undefined, timeoutMs: number, unnamed: boolean): ServicePool {
   const pool = new ServicePool({
     connectionString: embedded?.url ?? options.url,
     types: PG_TYPES,
@@ -147,8 +185,15 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   // An idle client whose server went away emits 'error'; the pool drops it and
   // the next query reconnects. Without a listener it would crash the process.
   pool.on('error', () => {});
-  // Count every statement at the one place all of them pass: each pooled
-  // client's query(). Benchmarks and /metrics read it.
+  return pool;
+}
+
+/**
+ * Counts every statement at the one place all of them pass: each pooled
+ * client's query(). Benchmarks and /metrics read it. With unnamed statements
+ * (the pooler setting) it also sends each statement without its name.
+ */
+function countStatements(pool: ServicePool, unnamed: boolean): () => number {
   let statements = 0;
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -169,36 +214,5 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       return query(...args);
     };
   });
-  try {
-    const applied = options.migrate === false ? [] : await migrate(pool);
-    const releases: (() => Promise<void>)[] = [];
-    return {
-      pool,
-      embedded: embedded !== undefined,
-      url: embedded ? undefined : options.url,
-      applied,
-      statementCount: () => statements,
-      async readiness() {
-        try {
-          const pending = await pendingMigrations(pool);
-          return pending.length === 0 ? { ready: true } : { ready: false, reason: `pending migrations: ${pending.join(', ')}` };
-        } catch (error) {
-          // The driver's message (host, port) is for the log, not for whoever can reach /readyz.
-          return { ready: false, reason: 'database unreachable', cause: error };
-        }
-      },
-      onClose(release) {
-        releases.push(release);
-      },
-      async close() {
-        await Promise.all(releases.map((release) => release()));
-        await pool.end();
-        await embedded?.close();
-      },
-    };
-  } catch (error) {
-    await pool.end().catch(() => {});
-    await embedded?.close();
-    throw error;
-  }
+  return () => statements;
 }
