@@ -13,7 +13,7 @@
 // -Remaining, -Reset: the budget nearest to exhaustion), so clients can pace
 // themselves instead of finding the limit by a 429.
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { AppError, MESSAGES, RateLimitedError } from '../errors';
 import type { SharedRedis } from '../scale/redis';
@@ -72,15 +72,7 @@ export async function registerRateLimits(fastify: FastifyInstance, options: Rate
     cache: TRACKED_CLIENTS,
     ...(options.redis ? { redis: options.redis.client, nameSpace: `${options.redis.prefix}rate-limit:` } : {}),
   });
-  const onStoreError = options.onStoreError ?? 'open';
-  const storeErrors = new Counter({
-    name: 'rate_limit_store_errors_total',
-    help: 'Rate-limit checks the store (Redis) failed, by what was done with the request (served uncounted, or refused)',
-    labelNames: ['outcome'] as const,
-    registers: options.metrics ? [options.metrics] : [],
-  });
-  let lastLogged = 0;
-  let unlogged = 0;
+  const storeFailed = storeFailureHandler(options);
   const byAddress = fastify.createRateLimit({
     max: options.perAddress,
     timeWindow: options.windowMs,
@@ -103,34 +95,67 @@ export async function registerRateLimits(fastify: FastifyInstance, options: Rate
       const credential = presentedCredential(request) === undefined ? undefined : await byCredential(request);
       limits = credential ? [address, credential] : [address];
     } catch (error) {
-      const outcome = onStoreError === 'open' ? 'served' : 'refused';
-      storeErrors.inc({ outcome });
-      unlogged++;
-      if (Date.now() - lastLogged >= STORE_ERROR_LOG_INTERVAL_MS) {
-        request.log.warn(
-          { err: { message: (error as Error).message }, failures: unlogged, onStoreError },
-          `rate-limit store unavailable: requests ${outcome === 'served' ? 'served uncounted' : 'refused'}`,
-        );
-        lastLogged = Date.now();
-        unlogged = 0;
-      }
-      if (onStoreError === 'open') return;
-      throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.rateLimitStoreUnavailable, { cause: error });
+      storeFailed(request, error);
+      return;
     }
-    // Counted checks (isAllowed is true only for an allow list, which is not used).
-    const counted = limits.filter((limit) => !limit.isAllowed);
-    // The budget nearest to exhaustion is the one the client must pace by.
-    const nearest = counted.reduce<(typeof counted)[number] | undefined>((a, b) => (a === undefined || b.remaining < a.remaining ? b : a), undefined);
-    if (nearest) {
-      reply.header('ratelimit-limit', nearest.max);
-      reply.header('ratelimit-remaining', nearest.remaining);
-      reply.header('ratelimit-reset', Math.max(nearest.ttlInSeconds, 0));
-    }
-    let seconds = 0;
-    for (const limit of counted) {
-      if (limit.isExceeded) seconds = Math.max(seconds, limit.ttlInSeconds, 1);
-    }
-    if (seconds === 0) return;
-    throw new RateLimitedError(seconds);
+    enforce(reply, limits);
   });
+}
+
+/** What a limiter answers of one budget for one request. */
+type Limit = Awaited<ReturnType<ReturnType<FastifyInstance['createRateLimit']>>>;
+/** A budget the request was counted against (not on an allow list). */
+type Counted = Extract<Limit, { isAllowed: false }>;
+
+/**
+ * The budgets' headers (of the one nearest to exhaustion: the one the client
+ * must pace by), and a 429 when any is exhausted.
+ */
+function enforce(reply: FastifyReply, limits: Limit[]): void {
+  // Counted checks (isAllowed is true only for an allow list, which is not used).
+  const counted = limits.filter((limit): limit is Counted => !limit.isAllowed);
+  const nearest = counted.reduce<Counted | undefined>((a, b) => (a === undefined || b.remaining < a.remaining ? b : a), undefined);
+  if (nearest) {
+    reply.header('ratelimit-limit', nearest.max);
+    reply.header('ratelimit-remaining', nearest.remaining);
+    reply.header('ratelimit-reset', Math.max(nearest.ttlInSeconds, 0));
+  }
+  let seconds = 0;
+  for (const limit of counted) {
+    if (limit.isExceeded) seconds = Math.max(seconds, limit.ttlInSeconds, 1);
+  }
+  if (seconds > 0) throw new RateLimitedError(seconds);
+}
+
+/**
+ * What a request gets when the store (Redis) fails its check: served
+ * uncounted (onStoreError 'open') or refused with a 503; counted by outcome
+ * and logged at most once per STORE_ERROR_LOG_INTERVAL_MS with the number of
+ * failures since.
+ */
+function storeFailureHandler(options: RateLimitOptions): (request: FastifyRequest, error: unknown) => void {
+  const onStoreError = options.onStoreError ?? 'open';
+  const storeErrors = new Counter({
+    name: 'rate_limit_store_errors_total',
+    help: 'Rate-limit checks the store (Redis) failed, by what was done with the request (served uncounted, or refused)',
+    labelNames: ['outcome'] as const,
+    registers: options.metrics ? [options.metrics] : [],
+  });
+  let lastLogged = 0;
+  let unlogged = 0;
+  return (request, error) => {
+    const outcome = onStoreError === 'open' ? 'served' : 'refused';
+    storeErrors.inc({ outcome });
+    unlogged++;
+    if (Date.now() - lastLogged >= STORE_ERROR_LOG_INTERVAL_MS) {
+      request.log.warn(
+        { err: { message: (error as Error).message }, failures: unlogged, onStoreError },
+        `rate-limit store unavailable: requests ${outcome === 'served' ? 'served uncounted' : 'refused'}`,
+      );
+      lastLogged = Date.now();
+      unlogged = 0;
+    }
+    if (onStoreError === 'open') return;
+    throw new AppError('SERVICE_UNAVAILABLE', MESSAGES.rateLimitStoreUnavailable, { cause: error });
+  };
 }
