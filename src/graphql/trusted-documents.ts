@@ -128,11 +128,40 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
   const enforce = options.mode === 'enforce';
   const explorerKey = enforce && options.explorerExempt ? randomBytes(16).toString('hex') : undefined;
 
-  // Synchronous, as a callback hook: no promise per request. A POST without
-  // `extensions` or `documentId` names no hash, and outside enforce a
-  // document without a hash has nothing to check: decided before anything
-  // is built (the common case).
-  const check = (request: FastifyRequest): void => {
+  const check = trustCheck(manifest, enforce, explorerKey);
+  const checkHook: preHandlerHookHandler = (request, _reply, done) => {
+    try {
+      check(request);
+    } catch (error) {
+      return done(error as Error);
+    }
+    done();
+  };
+  fastify.addHook('onRoute', (route) => {
+    if (route.url !== GRAPHQL_PATH) return;
+    const existing = route.preHandler === undefined ? [] : [route.preHandler].flat();
+    route.preHandler = [...existing, checkHook];
+  });
+
+  return {
+    // The cache is this feature's own: no other data shares it, so it needs no key prefix.
+    persistedQueries: { cache: PrefixingKeyValueCache.cacheDangerouslyDoesNotNeedPrefixesForIsolation(documentCache(manifest, enforce)) },
+    plugin: DOCUMENT_ID_PLUGIN,
+    explorerHeaders: explorerKey === undefined ? {} : { [EXPLORER_KEY_HEADER]: explorerKey },
+  };
+}
+
+/**
+ * What a request's document must pass before Apollo sees it: a persisted
+ * query's hash must be the SHA-256 of the text sent with it, and under enforce
+ * the document must be in the manifest (or the request the explorer's).
+ * Synchronous, as a callback hook: no promise per request. A POST without
+ * `extensions` or `documentId` names no hash, and outside enforce a document
+ * without a hash has nothing to check: decided before anything is built (the
+ * common case).
+ */
+function trustCheck(manifest: ReadonlyMap<string, string>, enforce: boolean, explorerKey: string | undefined): (request: FastifyRequest) => void {
+  return (request) => {
     if (!enforce && request.method !== 'GET') {
       const body = request.body as { extensions?: unknown; documentId?: unknown } | null | undefined;
       if (typeof body === 'object' && body !== null && (body.extensions === undefined || body.extensions === null) && body.documentId === undefined) return;
@@ -158,23 +187,12 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
     if (explorerKey !== undefined && request.headers[EXPLORER_KEY_HEADER] === explorerKey) return;
     throw new AppError('PERSISTED_QUERY_NOT_IN_LIST', NOT_IN_LIST_MESSAGE);
   };
-  const checkHook: preHandlerHookHandler = (request, _reply, done) => {
-    try {
-      check(request);
-    } catch (error) {
-      return done(error as Error);
-    }
-    done();
-  };
-  fastify.addHook('onRoute', (route) => {
-    if (route.url !== GRAPHQL_PATH) return;
-    const existing = route.preHandler === undefined ? [] : [route.preHandler].flat();
-    route.preHandler = [...existing, checkHook];
-  });
+}
 
-  // Registered documents (APQ) are kept out of enforce: there, only the manifest counts.
+/** The documents Apollo's persisted queries read: the manifest's, and outside enforce those registered (APQ), which enforce keeps out. */
+function documentCache(manifest: ReadonlyMap<string, string>, enforce: boolean): KeyValueCache {
   const registered = enforce ? undefined : new InMemoryLRUCache<string>();
-  const cache: KeyValueCache = {
+  return {
     async get(hash) {
       return manifest.get(hash) ?? registered?.get(hash);
     },
@@ -185,31 +203,25 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
       return registered?.delete(hash);
     },
   };
-
-  const plugin: ApolloServerPlugin<Context> = {
-    // Not async: the settled promise below is shared, none made per request.
-    requestDidStart({ request }) {
-      // documentId (GraphQL over HTTP's persisted documents) is Apollo's APQ hash under another name.
-      const http = request.http;
-      const documentId = documentIdOf(
-        http?.method === 'GET' ? searchParam(http.search, 'documentId') : (http?.body as { documentId?: unknown } | undefined)?.documentId,
-      );
-      if (documentId !== undefined && request.extensions?.persistedQuery === undefined) {
-        request.extensions = { ...request.extensions, persistedQuery: { version: 1, sha256Hash: documentId } };
-      }
-      return NO_LISTENER;
-    },
-  };
-
-  return {
-    // The cache is this feature's own: no other data shares it, so it needs no key prefix.
-    persistedQueries: { cache: PrefixingKeyValueCache.cacheDangerouslyDoesNotNeedPrefixesForIsolation(cache) },
-    plugin,
-    explorerHeaders: explorerKey === undefined ? {} : { [EXPLORER_KEY_HEADER]: explorerKey },
-  };
 }
 
 const NO_LISTENER: Promise<void> = Promise.resolve();
+
+/** GraphQL over HTTP's persisted documents: a `documentId` is read as Apollo's APQ hash. */
+const DOCUMENT_ID_PLUGIN: ApolloServerPlugin<Context> = {
+  // Not async: the settled promise below is shared, none made per request.
+  requestDidStart({ request }) {
+    // documentId (GraphQL over HTTP's persisted documents) is Apollo's APQ hash under another name.
+    const http = request.http;
+    const documentId = documentIdOf(
+      http?.method === 'GET' ? searchParam(http.search, 'documentId') : (http?.body as { documentId?: unknown } | undefined)?.documentId,
+    );
+    if (documentId !== undefined && request.extensions?.persistedQuery === undefined) {
+      request.extensions = { ...request.extensions, persistedQuery: { version: 1, sha256Hash: documentId } };
+    }
+    return NO_LISTENER;
+  },
+};
 
 export const NOT_IN_LIST_MESSAGE =
   'Only trusted documents run here: send the SHA-256 hash of a document of the manifest ' + '(extensions.persistedQuery.sha256Hash or documentId)';
