@@ -12,7 +12,7 @@ import { createProvisioning, type Provisioning } from '../provisioning';
 import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
-import { positiveInt32 } from '../services/validate';
+import { LIMITS, positiveInt32 } from '../services/validate';
 import { userRecord } from './user-record';
 
 type Action = (services: Services, provisioning: Provisioning) => Promise<object>;
@@ -114,7 +114,7 @@ function userCommands(program: Command, run: Run): void {
     .description('create a user')
     .requiredOption('--app <appId>', 'application id', positiveInt)
     .requiredOption('--login <login>', 'login, unique in the application')
-    .requiredOption('--password <password>', 'password (at least 8 characters)')
+    .requiredOption('--password <password>', `password (at least ${LIMITS.passwordMinLength} characters)`)
     .option('--full-name <s>')
     .option('--email <s>')
     .option('--phone <s>', '10 to 15 digits, optionally formatted (+, spaces, dashes, dots, parentheses)')
@@ -155,7 +155,7 @@ function userCommands(program: Command, run: Run): void {
     .command('contacts:upload')
     .description("upload contacts into a user's address book (global, or --udid's)")
     .requiredOption('--user <userId>', 'user id', positiveInt)
-    .option('--udid <udid>', 'device id (at most 64 characters)')
+    .option('--udid <udid>', `device id (at most ${LIMITS.udidLength} characters)`)
     .option('--force', 'replace the book with exactly these contacts', false)
     .requiredOption('--contact <name:phone>', 'a contact; repeat for more', contact)
     .action((opts: { user: number; udid?: string; force: boolean; contact: ContactInput[] }) =>
