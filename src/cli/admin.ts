@@ -12,7 +12,7 @@ import { createProvisioning, type Provisioning } from '../provisioning';
 import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
-import { LIMITS, positiveInt32 } from '../services/validate';
+import { LIMITS, PHONE_RULE, positiveInt32 } from '../services/validate';
 import { userRecord } from './user-record';
 
 type Action = (services: Services, provisioning: Provisioning) => Promise<object>;
@@ -117,7 +117,7 @@ function userCommands(program: Command, run: Run): void {
     .requiredOption('--password <password>', `password (at least ${LIMITS.passwordMinLength} characters)`)
     .option('--full-name <s>')
     .option('--email <s>')
-    .option('--phone <s>', '10 to 15 digits, optionally formatted (+, spaces, dashes, dots, parentheses)')
+    .option('--phone <s>', PHONE_RULE.replace(/^phone must be /, ''))
     .option('--website <s>')
     .option('--external-user-id <int>', 'id in an external system, unique in the application', positiveInt)
     .option('--facebook-id <s>')
