@@ -138,13 +138,10 @@ export function registerExplorer(fastify: FastifyInstance, options: ExplorerOpti
   }
   // Registered on the root instance, so it runs for Apollo's GET /graphql route
   // (src/http/apollo-route.ts registers it there, and hooks are attached at ready).
-  // It runs before every request, so a callback hook: an async one made a
-  // promise and a turn of the microtask queue for each, to say "not a page".
-  // Answering here ends the request's hooks: done() is then not called.
-  fastify.addHook('onRequest', (request, reply, done) => {
-    if (!isPageRequest(request)) return done();
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (!isPageRequest(request)) return;
     if (!options.enabled) return reply.callNotFound();
-    send(request, reply, true);
+    return send(request, reply, true);
   });
 }
 
