@@ -70,12 +70,19 @@ export function serverTimeouts(timeouts: TimeoutOptions): {
  */
 const bodiesArriving = new WeakMap<Socket, FastifyReply>();
 
-/** The watched body arrived (or the request closed): the watcher goes. */
+/**
+ * The watched body arrived (or the request closed): the watcher goes. Its
+ * timer goes too, unless the answer was already sent (a 415 is sent before
+ * the body is read, which Node then reads and drops): the socket's timer is
+ * then Node's keep-alive bound, which clearing it would lift, leaving the
+ * idle connection open for good.
+ */
 function bodyEnded(this: IncomingMessage): void {
   const socket = this.socket;
-  if (bodiesArriving.get(socket)?.request.raw !== this) return;
+  const reply = bodiesArriving.get(socket);
+  if (reply?.request.raw !== this) return;
   bodiesArriving.delete(socket);
-  this.setTimeout(0);
+  if (!reply.sent) this.setTimeout(0);
 }
 
 /** The body went silent for too long, or Node's whole-request bound fired while it arrived. */

@@ -181,6 +181,25 @@ describe('keep-alive', () => {
     expect(answer.closedAfterMs!).toBeGreaterThanOrEqual(500 + BOUNDS.keepAliveMs - 50);
     expect(answer.closedAfterMs!).toBeLessThan(500 + BOUNDS.keepAliveMs + 3_000);
   });
+
+  test('a body answered before it arrived (415: a media type no route reads) still leaves the connection to the keep-alive bound', async () => {
+    const body = 'x'.repeat(1_024);
+    const answer = await slowRequest(service.baseUrl, {
+      start: `POST /address_book.json HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/x-unknown\r\nContent-Length: ${body.length}\r\n\r\n`,
+      // The body, whole, after the answer: Node reads and drops it.
+      rest: body,
+      piece: body.length,
+      everyMs: 300,
+      giveUpMs: GIVE_UP_MS,
+    });
+    figures['kept-alive after an early answer'] = answer.closedAfterMs;
+    expect(answer.status).toBe(415);
+    expect(answer.headers.connection).toBe('keep-alive');
+    // Closed once idle for the bound after the body, not left open (it was, for good: the body's end cleared the timer).
+    expect(answer.closedAfterMs).toBeDefined();
+    expect(answer.closedAfterMs!).toBeGreaterThanOrEqual(300 + BOUNDS.keepAliveMs - 50);
+    expect(answer.closedAfterMs!).toBeLessThan(300 + BOUNDS.keepAliveMs + 3_000);
+  });
 });
 
 describe('configuration', () => {
