@@ -1,6 +1,5 @@
 // createApp(): the whole HTTP service — GraphQL at /graphql, the legacy REST
 // paths, health checks — over an open database. Used by main and by tests.
-import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
@@ -26,6 +25,7 @@ import { registerApolloRoute } from './http/apollo-route';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, logRedact, operationLabelPlugin, registerObservability } from './http/observability';
 import { parseQuery, registerBodyParsers } from './http/parsing';
+import { registerRequestIds, requestIdOf } from './http/request-id';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
 import { registerSchemaEndpoint } from './http/schema-endpoint';
 import { clientErrorHandler, DEFAULT_TIMEOUTS, registerBodyTimeouts, serverTimeouts, type TimeoutOptions } from './http/timeouts';
@@ -185,6 +185,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const failures = failureHandling(styleOfPath);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const fastify = createFastify(options, sessionTokenHeaders, failures, timeouts);
+  registerRequestIds(fastify);
 
   await registerBodyParsers(fastify);
 
@@ -260,10 +261,7 @@ function createFastify(
     logger: options.logger ? { redact: logRedact(sessionTokenHeaders), ...(options.logger === true ? {} : options.logger) } : false,
     // registerObservability logs one line per request instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
     // ignoreDuplicateSlashes: an SDK whose base URL ends in "/" asks for "//session.json" (Android), which QuickBlox served.
