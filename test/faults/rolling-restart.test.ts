@@ -94,8 +94,8 @@ async function startInstance(): Promise<Instance> {
   });
   running.add(child);
   const output: string[] = [];
-  child.stdout!.on('data', (chunk) => output.push(String(chunk)));
-  child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+  child.stdout.on('data', (chunk) => output.push(String(chunk)));
+  child.stderr.on('data', (chunk) => output.push(String(chunk)));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   for (let waited = 0; waited < 60_000; waited += 100) {
     if (child.exitCode !== null) throw new Error(`the instance exited at start: ${output.join('')}`);

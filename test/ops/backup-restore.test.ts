@@ -48,8 +48,7 @@ async function newDatabase(label: string): Promise<string> {
 }
 
 /** `last_request_at` moves with every request, these included: not what a restore is judged by. */
-const withoutTouches = (value: unknown): unknown =>
-  JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === 'last_request_at' ? undefined : v));
+const withoutTouches = (value: unknown): unknown => JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === 'last_request_at' ? undefined : v));
 
 /** What the service answers about the tenant: the answers a restore must keep. */
 async function answers(service: TestService, t: Tenant): Promise<unknown> {
@@ -74,7 +73,12 @@ async function seed(service: TestService): Promise<Tenant> {
   const t = await seedTenant(service.app.provisioning);
   const upload = await service.rest('POST', '/address_book.json', {
     headers: { 'SVC-Token': t.ownerToken },
-    body: { contacts: [{ name: 'Member', phone: t.member.phone }, { name: 'Someone', phone: '+15550001111' }] },
+    body: {
+      contacts: [
+        { name: 'Member', phone: t.member.phone },
+        { name: 'Someone', phone: '+15550001111' },
+      ],
+    },
   });
   expect(upload.status).toBe(200);
   return t;

@@ -5,7 +5,8 @@
 // running service (with Redis, a read replica and rate limits, so that every
 // family it can export is there).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
@@ -25,9 +26,7 @@ interface Manifest {
 function manifests(): Manifest[] {
   return readdirSync(KUBERNETES)
     .filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml')
-    .flatMap((file) =>
-      parseAllDocuments(readFileSync(path.join(KUBERNETES, file), 'utf8')).map((doc) => ({ file, doc: doc.toJS() as Manifest['doc'] })),
-    );
+    .flatMap((file) => parseAllDocuments(readFileSync(path.join(KUBERNETES, file), 'utf8')).map((doc) => ({ file, doc: doc.toJS() as Manifest['doc'] })));
 }
 
 /** kubernetes-models' class for an apiVersion and kind: `apps/v1` Deployment → kubernetes-models/apps/v1/Deployment. */
@@ -94,8 +93,36 @@ const promtool = spawnSync('promtool', ['--version']).status === 0;
 // The metrics the rules and the dashboard name
 
 const PROMQL_WORDS = new Set([
-  'sum', 'min', 'max', 'avg', 'count', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'and', 'or', 'unless', 'bool', 'offset',
-  'rate', 'irate', 'increase', 'delta', 'histogram_quantile', 'vector', 'time', 'abs', 'clamp_min', 'clamp_max', 'topk', 'bottomk', 'le', 'inf',
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'count',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'rate',
+  'irate',
+  'increase',
+  'delta',
+  'histogram_quantile',
+  'vector',
+  'time',
+  'abs',
+  'clamp_min',
+  'clamp_max',
+  'topk',
+  'bottomk',
+  'le',
+  'inf',
 ]);
 
 /** The metric names an expression reads: identifiers that are not functions, keywords, label names in by()/on(), or recorded series. */
@@ -130,7 +157,15 @@ describe('metrics named by the rules and the dashboard', () => {
     // A request of each kind, so that the request families have samples.
     await service.rest('GET', '/healthz');
     const text = (await service.rest('GET', '/metrics')).text;
-    exported = new Set([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) => (type === 'histogram' ? [name!, `${name}_bucket`, `${name}_count`, `${name}_sum`] : type === 'counter' ? [name!, `${name}_total`, name!.replace(/_total$/, '')] : [name!])));
+    exported = new Set(
+      [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
+        type === 'histogram'
+          ? [name!, `${name}_bucket`, `${name}_count`, `${name}_sum`]
+          : type === 'counter'
+            ? [name!, `${name}_total`, name!.replace(/_total$/, '')]
+            : [name!],
+      ),
+    );
   });
   afterAll(async () => {
     await service?.close();
@@ -142,10 +177,13 @@ describe('metrics named by the rules and the dashboard', () => {
    * What this run can export: redis_up needs a Redis, the replica families a
    * server database (the embedded one has no replicas; the server run checks them).
    */
-  const unchecked = ({ name }: { name: string }) => !(name === 'redis_up' && !redis) && !((name.startsWith('db_replica') || name === 'db_reads_routed_total') && !reads);
+  const unchecked = ({ name }: { name: string }) =>
+    !(name === 'redis_up' && !redis) && !((name.startsWith('db_replica') || name === 'db_reads_routed_total') && !reads);
 
   const rules = () =>
-    (parseYaml(readFileSync(RULES, 'utf8')) as { groups: { rules: ({ record: string; expr: string } | { alert: string; expr: string })[] }[] }).groups.flatMap((g) => g.rules);
+    (parseYaml(readFileSync(RULES, 'utf8')) as { groups: { rules: ({ record: string; expr: string } | { alert: string; expr: string })[] }[] }).groups.flatMap(
+      (g) => g.rules,
+    );
 
   test('every metric a rule reads is exported (or recorded by another rule)', () => {
     const recorded = new Set(rules().flatMap((rule) => ('record' in rule ? [rule.record] : [])));
@@ -159,7 +197,9 @@ describe('metrics named by the rules and the dashboard', () => {
   test('every metric a dashboard panel reads is exported (or recorded by a rule)', () => {
     const recorded = new Set(rules().flatMap((rule) => ('record' in rule ? [rule.record] : [])));
     const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
-    const named = dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => metricNames(target.expr).map((name) => ({ panel: panel.title, name }))));
+    const named = dashboard.panels.flatMap((panel) =>
+      panel.targets.flatMap((target) => metricNames(target.expr).map((name) => ({ panel: panel.title, name }))),
+    );
     expect(named.length).toBeGreaterThan(20);
     const missing = named.filter(({ name }) => !recorded.has(name) && !exported.has(name));
     expect(missing.filter(unchecked)).toEqual([]);
@@ -176,7 +216,11 @@ describe('metrics named by the rules and the dashboard', () => {
   });
 
   test('the helper reads metric names as Prometheus would', () => {
-    expect(metricNames('sum by (job, route) (rate(a_total{x="y{z}"}[5m])) / ignoring(state) b{state="max"} > 0.5 and c:d:e')).toEqual(['a_total', 'b', 'c:d:e']);
+    expect(metricNames('sum by (job, route) (rate(a_total{x="y{z}"}[5m])) / ignoring(state) b{state="max"} > 0.5 and c:d:e')).toEqual([
+      'a_total',
+      'b',
+      'c:d:e',
+    ]);
   });
 });
 
@@ -190,4 +234,23 @@ test('the compose file names files that exist and the images CI makes', () => {
     }
   }
   expect(compose.services.api!.image).toMatch(/^\$\{API_IMAGE:-/);
+});
+
+const haproxy = spawnSync('haproxy', ['-v']).status === 0;
+(haproxy ? test : test.skip)("deploy/haproxy's configurations, filled in as the scale proofs fill them, pass HAProxy's own check", async () => {
+  const { writeServiceBalancer, writeDatabaseBalancer } = await import('../../scripts/scale/haproxy');
+  const dir = mkdtempSync(path.join(tmpdir(), 'deploy-haproxy-'));
+  try {
+    for (const file of [
+      writeServiceBalancer(dir, 4000, [4001, 4002, 4003]),
+      writeDatabaseBalancer(dir, 5000, 5001, [
+        { name: 'node0', port: 5432, restPort: 8008 },
+        { name: 'node1', port: 5433, restPort: 8009 },
+      ]),
+    ]) {
+      expect(spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' }).stdout).toMatch(/Configuration file is valid/);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

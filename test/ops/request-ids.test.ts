@@ -28,7 +28,7 @@ const lineOf = async (reqId: string) => {
   return lines.find((line) => line.msg === 'request' && line.reqId === reqId);
 };
 
-test('a sane X-Request-Id comes back on every kind of answer and is the log line\'s reqId', async () => {
+test("a sane X-Request-Id comes back on every kind of answer and is the log line's reqId", async () => {
   const answers = [
     ['REST lookup, 200', `/users/external/101.json`, { 'SVC-Token': tenant.ownerToken }, 200],
     ['REST lookup, 401', `/users/external/101.json`, { 'SVC-Token': 'no-such-session' }, 401],

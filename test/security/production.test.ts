@@ -197,7 +197,14 @@ describe('failures show no internals', () => {
         200,
         {
           data: null,
-          errors: [{ message: unavailable, locations: expect.any(Array), path: ['registeredUsers'], extensions: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 } }],
+          errors: [
+            {
+              message: unavailable,
+              locations: expect.any(Array),
+              path: ['registeredUsers'],
+              extensions: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 },
+            },
+          ],
         },
       ],
     ]);
