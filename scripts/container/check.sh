@@ -9,7 +9,8 @@
 #   KEEP=1 bash scripts/container/check.sh     # leave the stack running
 #
 # Prints the image's size and the answers. Needs root, podman, runc,
-# debootstrap and podman-compose (Debian's packages).
+# debootstrap, podman-compose and the CNI dnsname plugin (Debian's packages:
+# podman recommends the last; without it containers cannot find each other by name).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/container/podman-env.sh
@@ -43,6 +44,7 @@ for name in postgres redis; do
   }
 done
 
+[ -x /usr/lib/cni/dnsname ] || grep -q dnsname "$CONTAINERS_CONF" || echo "warning: no CNI dnsname plugin (golang-github-containernetworking-plugin-dnsname): service names will not resolve"
 echo "== compose: deploy/compose.yaml up (podman-compose $(podman-compose version 2>/dev/null | sed -n 's/.*podman-composer\? version *//p' | head -1))"
 PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
 export API_IMAGE POSTGRES_IMAGE=localhost/chatsvc-postgres:ci REDIS_IMAGE=localhost/chatsvc-redis:ci API_PORT=$PORT
@@ -62,7 +64,10 @@ for i in $(seq 1 120); do
   if [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/readyz")" = 200 ]; then break; fi
   if [ "$i" = 120 ]; then
     echo "the stack did not become ready"
-    compose logs 2>&1 | tail -60
+    for service in postgres redis migrate api; do
+      echo "--- $service"
+      podman logs "${PROJECT}_${service}_1" 2>&1 | tail -15
+    done
     exit 1
   fi
   sleep 1
