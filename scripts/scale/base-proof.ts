@@ -18,7 +18,7 @@ import { type Cluster, clustersAvailable, createPrimary, createStandby } from '.
 import { writePgbouncerConfig } from '../lib/pgbouncer';
 import { freePort } from '../lib/ports';
 import { acknowledgedCheck, caughtUp, countingInRedis, credentialBudget, deadlocks, revocation, writesPresent } from './assertions';
-import { type Fault, scheduleFaults } from './faults';
+import { type Fault, type FaultWindow, inWindow, scheduleFaults } from './faults';
 import { BASE_PACKAGES, installDebianPackages } from './install';
 import { CREDENTIAL_BUDGET, type Instances, ready, replicaReads, startInstances, startRedis } from './instances';
 import { type LoadResult, runLoad } from './load';
@@ -31,6 +31,8 @@ export interface BaseOptions {
   rate: number;
   users: number;
 }
+
+const DRAIN_FAULT = 'SIGTERM instance 1 (drain), restart it';
 
 interface Topology {
   dir: string;
@@ -119,7 +121,10 @@ function faults(top: Topology): Fault[] {
       },
     },
     {
-      name: 'SIGTERM instance 1, restart it',
+      // A rolling restart's step: the instance drains (SHUTDOWN_DELAY_MS,
+      // production's 5 s: HAProxy's checks take it out first), exits, and
+      // its replacement joins; not one attempt may fail (checked below).
+      name: DRAIN_FAULT,
       at: 0.55,
       run: async () => {
         const exited = instances.procs[1]!.exited();
@@ -131,6 +136,20 @@ function faults(top: Topology): Fault[] {
     },
     { name: 'restart Redis', at: 0.75, run: () => redis.restart() },
   ];
+}
+
+/** Attempts that failed (a 503, a reset, a refusal), retried or not, in the drain's window: a rolling restart must cost none. */
+function drainCheck(load: LoadResult, windows: FaultWindow[]): Check {
+  const window = windows.find((w) => w.name === DRAIN_FAULT);
+  if (!window) return { name: 'rolling restart through HAProxy: failed attempts', ok: false, detail: 'the drain fault did not run' };
+  const samples = load.samples.filter((s) => inWindow(window, s.at));
+  const failed = samples.filter((s) => !s.ok || s.failed.length > 0);
+  const kinds = failed.flatMap((s) => [...s.failed.map((f) => f.kind), ...(s.ok ? [] : [s.kind ?? String(s.status)])]);
+  return {
+    name: 'rolling restart through HAProxy (SIGTERM, drain, restart): failed attempts',
+    ok: failed.length === 0,
+    detail: `${failed.length} of ${samples.length} requests in the window${kinds.length > 0 ? ` (${[...new Set(kinds)].join(', ')})` : ''}`,
+  };
 }
 
 async function checksAfter(top: Topology, load: LoadResult, failed: number, deadlocksBefore: number): Promise<Check[]> {
@@ -178,7 +197,7 @@ export async function baseProof(runner: Runner, options: BaseOptions): Promise<b
   const loadEnd = Date.now();
   log(`load done: ${load.samples.length} requests`);
   const outside = failedOutside(load.samples, plan.windows);
-  const checks = await checksAfter(top, load, outside.length, deadlocksBefore);
+  const checks = [...(await checksAfter(top, load, outside.length, deadlocksBefore)), drainCheck(load, plan.windows)];
   const phases = phaseTable(load.samples, t0, loadEnd, plan.windows);
   const windows = windowTable(load.samples, plan.windows);
   const lines = [
