@@ -339,7 +339,7 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
 });
 
 test('its settings, the cap and the retention have defaults, and a value that would break them stops the start naming the variable', () => {
-  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
+  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SWEEP_MAX_SHARE: 10, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
   expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({
     SWEEP_INTERVAL_MS: 0,
     DELETED_CONTENT_RETENTION_S: 2_592_000,
@@ -349,6 +349,8 @@ test('its settings, the cap and the retention have defaults, and a value that wo
     ['SWEEP_INTERVAL_MS', '-1'],
     ['SWEEP_BATCH_SIZE', '0'],
     ['SWEEP_BATCH_SIZE', '100001'],
+    ['SWEEP_MAX_SHARE', '0'],
+    ['SWEEP_MAX_SHARE', '101'],
     ['SESSIONS_PER_USER_MAX', '0'],
     ['SESSIONS_PER_USER_MAX', 'many'],
     ['DELETED_CONTENT_RETENTION_S', '-1'],
