@@ -140,7 +140,7 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
     },
     messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
-    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE },
+    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
     caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
@@ -359,6 +359,15 @@ function registerServiceCounters(metrics: Registry, services: Services, reads: R
     collect() {
       this.reset();
       for (const [outcome, count] of Object.entries(sweeper.runs)) this.inc({ outcome }, count);
+    },
+  });
+  new Counter({
+    name: 'sweeper_busy_seconds_total',
+    help: "Time this instance's sweep statements took: its rate is the share of the time the sweeper used (at most SWEEP_MAX_SHARE percent while it works through a backlog)",
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(sweeper.busyMs / 1000);
     },
   });
   new Counter({

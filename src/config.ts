@@ -8,7 +8,7 @@ import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
-import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS } from './services/sweeper';
+import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS, SWEEP_MAX_SHARE_DEFAULT } from './services/sweeper';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -184,6 +184,12 @@ const schema = z
       .default(SWEEP_INTERVAL_DEFAULT_MS),
     /** Rows one sweep statement removes at most (each a short transaction of its own). */
     SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(SWEEP_BATCH_DEFAULT),
+    /**
+     * Percent of the time the sweeper's statements may take while it works
+     * through a backlog: it pauses after each batch in proportion to the
+     * batch's time, so requests keep the database. 100: batches back to back.
+     */
+    SWEEP_MAX_SHARE: z.coerce.number().int().min(1).max(100).default(SWEEP_MAX_SHARE_DEFAULT),
     /**
      * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
      * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when

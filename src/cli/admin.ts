@@ -404,7 +404,8 @@ async function main(argv: string[]): Promise<number> {
       secretsKey,
       sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
       messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
-      sweeper: { batchSize: config.SWEEP_BATCH_SIZE },
+      // An operator running `sweep` wants it done: batches back to back.
+      sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100 },
     });
     const result = await action(services, createProvisioning(database, { secretsKey, services }), database);
     process.stdout.write(`${JSON.stringify(result)}\n`);
