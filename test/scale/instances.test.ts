@@ -3,13 +3,14 @@
 // whichever instance counts it; a store failure serves or refuses as
 // RATE_LIMIT_ON_STORE_ERROR says; a session ended on one instance is refused
 // by the other within 1 s (Redis pub/sub, or LISTEN/NOTIFY without Redis on a
-// PostgreSQL server).
+// PostgreSQL server), and so is an application the admin CLI disables.
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
-import { publisher } from '../../src/scale/revocations';
+import { MESSAGES } from '../../src/errors';
+import { publisher, type RevocationBus } from '../../src/scale/revocations';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant, servicesOver } from '../support/seed';
 
@@ -190,6 +191,61 @@ withRedis('an API key rotated by the admin CLI is refused by running instances w
   }
   expect(Date.now() - rotated).toBeLessThan(1_000);
   expect((await b.rest('GET', probe, { Authorization: `ApiKey ${apiKey}` })).status).toBe(200);
+});
+
+/**
+ * Disables an application as `admin app:disable` does (a process of its own
+ * with a publisher only: the flag, then one message) after both instances
+ * cached its session token and API key; polls until both refuse both (403):
+ * the time that took. Enabling it then gives both back on both at once.
+ */
+async function disabledEverywhere(a: Instance, b: Instance, bus: RevocationBus): Promise<number> {
+  const tenant = await seedTenant(a.app.provisioning);
+  const probe = `/users/external/${tenant.member.externalUserId}.json`;
+  const credentials = [tenant.as.owner, tenant.as.apiKey];
+  for (const at of [a, b, a, b]) for (const headers of credentials) expect((await at.rest('GET', probe, headers)).status).toBe(200);
+  const { services, provisioning } = servicesOver(database, { auth: { cacheMs: 0 } });
+  services.auth.useRevocations(bus);
+  await provisioning.applications.setDisabled(tenant.applicationId, true);
+  await services.auth.forgetApplication(tenant.applicationId);
+  const disabled = Date.now();
+  for (const at of [a, b]) {
+    for (const headers of credentials) {
+      for (;;) {
+        const res = await at.rest('GET', probe, headers);
+        if (res.status === 403) {
+          expect(res.body).toEqual({ errors: { base: [MESSAGES.applicationDisabled] } });
+          break;
+        }
+        expect(res.status).toBe(200);
+        if (Date.now() - disabled > 3_000) break;
+        await sleep(20);
+      }
+    }
+  }
+  const delay = Date.now() - disabled;
+  await provisioning.applications.setDisabled(tenant.applicationId, false);
+  for (const at of [a, b]) for (const headers of credentials) expect((await at.rest('GET', probe, headers)).status).toBe(200);
+  await services.close();
+  return delay;
+}
+
+withRedis('an application disabled by the admin CLI is refused by running instances within 1 s (Redis pub/sub), and enabling it restores it at once', async () => {
+  const options = { redis, revocation: true };
+  const [a, b] = [await instance(options), await instance(options)];
+  const cli = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
+  extraRedis.push(cli);
+  expect(await disabledEverywhere(a, b, publisher({ redis: cli }))).toBeLessThan(1_000);
+});
+
+onServer('without Redis, an application disabled by the admin CLI is refused by running instances within 1 s (LISTEN/NOTIFY)', async () => {
+  const [a, b] = [await instance({ revocation: true }), await instance({ revocation: true })];
+  const notify = publisher({
+    notify: async (channel, payload) => {
+      await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+  });
+  expect(await disabledEverywhere(a, b, notify)).toBeLessThan(1_000);
 });
 
 withRedis('the failed-password budget is one budget across instances', async () => {
