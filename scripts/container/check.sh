@@ -44,7 +44,7 @@ for name in postgres redis; do
   }
 done
 
-[ -x /usr/lib/cni/dnsname ] || grep -q dnsname "$CONTAINERS_CONF" || echo "warning: no CNI dnsname plugin (golang-github-containernetworking-plugin-dnsname): service names will not resolve"
+[ -x /usr/lib/cni/dnsname ] || echo "warning: no CNI dnsname plugin (golang-github-containernetworking-plugin-dnsname): service names will not resolve"
 echo "== compose: deploy/compose.yaml up (podman-compose $(podman-compose version 2>/dev/null | sed -n 's/.*podman-composer\? version *//p' | head -1))"
 PORT=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
 export API_IMAGE POSTGRES_IMAGE=localhost/chatsvc-postgres:ci REDIS_IMAGE=localhost/chatsvc-redis:ci API_PORT=$PORT

@@ -151,8 +151,8 @@ test('app:disable refuses an application on the running service at once and keep
   try {
     const lookups = async () =>
       Promise.all(
-        [{ 'SVC-Token': token }, { Authorization: `ApiKey ${created.apiKey}` }].map(
-          async (headers) => (await service!.rest('GET', '/users/external/8.json', { headers })).status,
+        ([{ 'SVC-Token': token as string }, { Authorization: `ApiKey ${created.apiKey}` }] as Record<string, string>[]).map(
+          async (headers: Record<string, string>) => (await service!.rest('GET', '/users/external/8.json', { headers })).status,
         ),
       );
     // Twice: both cached by the service (5 s).
