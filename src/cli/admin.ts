@@ -163,7 +163,7 @@ function applicationCommands(program: Command, run: Run): void {
   program
     .command('app:enable')
     .alias('apps:enable')
-    .description("enable a disabled application again: its API key and its sessions that have not expired meanwhile are accepted at once")
+    .description('enable a disabled application again: its API key and its sessions that have not expired meanwhile are accepted at once')
     // Instances never cache a refusal: nothing to tell them.
     .requiredOption('--app <appId>', 'application id', positiveInt)
     .action((opts: { app: number }) => run(async (_s, p) => ({ application: await p.applications.setDisabled(opts.app, false) })));
@@ -278,10 +278,7 @@ function sessionCommands(program: Command, run: Run): void {
           opts.id !== undefined ? { id: opts.id } : opts.user !== undefined ? { userId: opts.user } : { applicationId: opts.app! },
         );
         // Running instances cache checked sessions for 5 s: tell them (REDIS_URL, else NOTIFY).
-        const told =
-          ended.length === 0
-            ? 'none'
-            : await tellInstances(s, forgetSessions(ended));
+        const told = ended.length === 0 ? 'none' : await tellInstances(s, forgetSessions(ended));
         return { sessionsEnded: ended.length, instancesTold: told };
       }),
     );

@@ -70,21 +70,24 @@ describe.each(SURFACES)('%s', (name) => {
     surface = surfaceOf(name, service);
   });
 
-  test.each(CREDENTIALS)('%s of a disabled application is refused by every operation (403), and nothing is deleted or changed', async (_what, headers, accepted) => {
-    const t = await seed();
-    // Cached first (two requests): disabling must drop the cached credential, not wait for its expiry.
-    for (let i = 0; i < 2; i++) expect((await service.rest('GET', accepted, { headers: headers(t) })).status).toBe(200);
-    await disable(t);
-    // What the requests before it owe (their slides, batched) is written; after it, nothing is.
-    await service.app.services.auth.flush();
-    const before = await stored(t);
-    for (const [operation, send] of OPERATIONS) {
-      const result = await send(surface, t, headers(t));
-      expect([operation, result.ok]).toEqual([operation, false]);
-      surface.expectFailure(result, 'APPLICATION_DISABLED', MESSAGES.applicationDisabled);
-    }
-    expect(await stored(t)).toEqual(before);
-  });
+  test.each(CREDENTIALS)(
+    '%s of a disabled application is refused by every operation (403), and nothing is deleted or changed',
+    async (_what, headers, accepted) => {
+      const t = await seed();
+      // Cached first (two requests): disabling must drop the cached credential, not wait for its expiry.
+      for (let i = 0; i < 2; i++) expect((await service.rest('GET', accepted, { headers: headers(t) })).status).toBe(200);
+      await disable(t);
+      // What the requests before it owe (their slides, batched) is written; after it, nothing is.
+      await service.app.services.auth.flush();
+      const before = await stored(t);
+      for (const [operation, send] of OPERATIONS) {
+        const result = await send(surface, t, headers(t));
+        expect([operation, result.ok]).toEqual([operation, false]);
+        surface.expectFailure(result, 'APPLICATION_DISABLED', MESSAGES.applicationDisabled);
+      }
+      expect(await stored(t)).toEqual(before);
+    },
+  );
 
   test('signed session requests of a disabled application are refused (403) and store nothing; a wrong signature still says only that', async () => {
     const t = await seed();
@@ -97,7 +100,11 @@ describe.each(SURFACES)('%s', (name) => {
       MESSAGES.applicationDisabled,
     );
     // Whoever cannot sign for the application learns nothing of its state.
-    surface.expectFailure(await surface.createSession(signedSessionRequest(t, undefined, { secret: 'not-the-secret' })), 'INVALID_SIGNATURE', MESSAGES.invalidSignature);
+    surface.expectFailure(
+      await surface.createSession(signedSessionRequest(t, undefined, { secret: 'not-the-secret' })),
+      'INVALID_SIGNATURE',
+      MESSAGES.invalidSignature,
+    );
     expect(await stored(t)).toEqual(before);
   });
 

@@ -330,60 +330,63 @@ describe("compose.yaml's observability profile", () => {
   });
 
   const prometheusInstalled = spawnSync('prometheus', ['--version']).status === 0;
-  (prometheusInstalled ? test : test.skip)("Debian's Prometheus with that configuration scrapes a service and evaluates every rule without an error", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-run-'));
-    const target = await startService({});
-    const port = await freePort();
-    // As compose's, but the target is the service here, and every second (the test waits for evaluations).
-    const config = prometheusConfig();
-    const file = path.join(dir, 'prometheus.yml');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        ...config,
-        global: { scrape_interval: '1s', evaluation_interval: '1s' },
-        rule_files: [RULES],
-        scrape_configs: config.scrape_configs.map((c) => ({ ...c, static_configs: [{ targets: [`127.0.0.1:${target.port}`] }] })),
-      }),
-    );
-    const server = spawn(
-      'prometheus',
-      [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let log = '';
-    server.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
-    const api = async <T>(query: string): Promise<T> => ((await (await fetch(`http://127.0.0.1:${port}/api/v1/${query}`)).json()) as { data: T }).data;
-    type Rule = { name: string; health: string; lastError?: string; lastEvaluation: string };
-    type Target = { health: string; labels: { job: string } };
-    try {
-      const deadline = Date.now() + 60_000;
-      let rules: Rule[] = [];
-      let targets: Target[] = [];
-      for (;;) {
-        try {
-          targets = (await api<{ activeTargets: Target[] }>('targets')).activeTargets;
-          rules = (await api<{ groups: { rules: Rule[] }[] }>('rules')).groups.flatMap((g) => g.rules);
-        } catch {
-          // Not listening yet.
+  (prometheusInstalled ? test : test.skip)(
+    "Debian's Prometheus with that configuration scrapes a service and evaluates every rule without an error",
+    async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-run-'));
+      const target = await startService({});
+      const port = await freePort();
+      // As compose's, but the target is the service here, and every second (the test waits for evaluations).
+      const config = prometheusConfig();
+      const file = path.join(dir, 'prometheus.yml');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...config,
+          global: { scrape_interval: '1s', evaluation_interval: '1s' },
+          rule_files: [RULES],
+          scrape_configs: config.scrape_configs.map((c) => ({ ...c, static_configs: [{ targets: [`127.0.0.1:${target.port}`] }] })),
+        }),
+      );
+      const server = spawn(
+        'prometheus',
+        [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let log = '';
+      server.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+      const api = async <T>(query: string): Promise<T> => ((await (await fetch(`http://127.0.0.1:${port}/api/v1/${query}`)).json()) as { data: T }).data;
+      type Rule = { name: string; health: string; lastError?: string; lastEvaluation: string };
+      type Target = { health: string; labels: { job: string } };
+      try {
+        const deadline = Date.now() + 60_000;
+        let rules: Rule[] = [];
+        let targets: Target[] = [];
+        for (;;) {
+          try {
+            targets = (await api<{ activeTargets: Target[] }>('targets')).activeTargets;
+            rules = (await api<{ groups: { rules: Rule[] }[] }>('rules')).groups.flatMap((g) => g.rules);
+          } catch {
+            // Not listening yet.
+          }
+          const evaluated = rules.length > 0 && rules.every((r) => !r.lastEvaluation.startsWith('0001-'));
+          if ((targets[0]?.health === 'up' && evaluated) || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 500));
         }
-        const evaluated = rules.length > 0 && rules.every((r) => !r.lastEvaluation.startsWith('0001-'));
-        if ((targets[0]?.health === 'up' && evaluated) || Date.now() > deadline) break;
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect([targets.map((t) => [t.labels.job, t.health]), log]).toEqual([[[prometheusConfig().scrape_configs[0]!.job_name, 'up']], log]);
+        expect(rules.length).toBeGreaterThan(20);
+        expect(rules.filter((r) => r.health !== 'ok').map((r) => [r.name, r.health, r.lastError])).toEqual([]);
+        // The scraped families are there under the job's label.
+        const [info] = (await api<{ result: { metric: { job: string } }[] }>('query?query=build_info')).result;
+        expect(info?.metric.job).toBe('chat-user-service');
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server.once('exit', resolve));
+        await target.close();
+        rmSync(dir, { recursive: true, force: true });
       }
-      expect([targets.map((t) => [t.labels.job, t.health]), log]).toEqual([[[prometheusConfig().scrape_configs[0]!.job_name, 'up']], log]);
-      expect(rules.length).toBeGreaterThan(20);
-      expect(rules.filter((r) => r.health !== 'ok').map((r) => [r.name, r.health, r.lastError])).toEqual([]);
-      // The scraped families are there under the job's label.
-      const [info] = (await api<{ result: { metric: { job: string } }[] }>('query?query=build_info')).result;
-      expect(info?.metric.job).toBe('chat-user-service');
-    } finally {
-      server.kill('SIGTERM');
-      await new Promise((resolve) => server.once('exit', resolve));
-      await target.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 const haproxy = spawnSync('haproxy', ['-v']).status === 0;

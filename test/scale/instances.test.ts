@@ -230,13 +230,16 @@ async function disabledEverywhere(a: Instance, b: Instance, bus: RevocationBus):
   return delay;
 }
 
-withRedis('an application disabled by the admin CLI is refused by running instances within 1 s (Redis pub/sub), and enabling it restores it at once', async () => {
-  const options = { redis, revocation: true };
-  const [a, b] = [await instance(options), await instance(options)];
-  const cli = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
-  extraRedis.push(cli);
-  expect(await disabledEverywhere(a, b, publisher({ redis: cli }))).toBeLessThan(1_000);
-});
+withRedis(
+  'an application disabled by the admin CLI is refused by running instances within 1 s (Redis pub/sub), and enabling it restores it at once',
+  async () => {
+    const options = { redis, revocation: true };
+    const [a, b] = [await instance(options), await instance(options)];
+    const cli = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
+    extraRedis.push(cli);
+    expect(await disabledEverywhere(a, b, publisher({ redis: cli }))).toBeLessThan(1_000);
+  },
+);
 
 onServer('without Redis, an application disabled by the admin CLI is refused by running instances within 1 s (LISTEN/NOTIFY)', async () => {
   const [a, b] = [await instance({ revocation: true }), await instance({ revocation: true })];
