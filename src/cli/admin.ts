@@ -350,10 +350,11 @@ const forgetSessions =
 
 /**
  * Runs `forget` on the services' credential cache with a publisher to the
- * running instances' revocation channel: Redis when REDIS_URL is set, else NOTIFY on the database server; none for
- * the embedded database (no instance can be running on it: it is this
- * process's). Says which it used; a failure to tell is reported, not thrown
- * (the change is made; instances' caches expire within 5 s anyway).
+ * running instances' revocation channel: Redis when REDIS_URL is set, else
+ * NOTIFY on the database server; none for the embedded database (no instance
+ * can be running on it: it is this process's). Says which it used; a failure
+ * to tell is reported, not thrown (the change is made; instances' caches
+ * expire within 5 s anyway).
  */
 let tellInstances: (services: Services, forget: (auth: Services['auth']) => Promise<void>) => Promise<string> = async () => 'none';
 
