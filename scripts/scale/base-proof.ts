@@ -12,9 +12,9 @@
 // after catch-up, on the standby, and at least half the writes the schedule
 // asks for acknowledged; 0 stale read-after-write pairs, at least half the
 // scheduled ones checked; every failed attempt a documented 503 (or no answer
-// while an instance is killed), none failed outside the fault windows; the
+// while an instance is stopped), none failed outside the fault windows; the
 // credential budget exact across the 3 instances; a revoked session refused
-// everywhere within 1 s; 0 new deadlocks; reads served by the replica > 0;
+// everywhere while its credential cache would still have held it; 0 new deadlocks; reads served by the replica > 0;
 // errors per fault window and how long each lasted; p50/p99 per phase.
 import { Pool } from 'pg';
 import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../lib/pg-cluster';
@@ -138,6 +138,10 @@ function faults(top: Topology): Fault[] {
     {
       name: 'SIGTERM instance 1, restart it',
       at: 0.55,
+      // Its drain answers 503; but HAProxy may send a request on a kept-alive connection the
+      // stopping instance is just closing (HTTP's keep-alive race), and then closes its client's
+      // connection without an answer, which the client retries (2 of 9 failed attempts in one run).
+      dropsConnections: true,
       run: async () => {
         const exited = instances.procs[1]!.exited();
         instances.procs[1]!.child.kill('SIGTERM');

@@ -32,7 +32,7 @@ import { type Instances, ready, replicaReads, startInstances, startRedis } from 
 import { type LoadResult, runLoad, scheduled, type Write } from './load';
 import { type Node, PatroniCluster } from './patroni';
 import { log, postgresUser, type Runner, sleep, waitFor } from './processes';
-import { type Check, failedOutside, phaseTable, printReport, windowTable } from './report';
+import { answeredAt, type Check, failedOutside, phaseTable, printReport, windowTable } from './report';
 import { type Seeded, seed } from './seed';
 
 export interface FailoverOptions {
@@ -176,7 +176,7 @@ function answerChecks(load: LoadResult, windows: FaultWindow[], retryMs: number)
   // A request may retry for retryMs, and its last attempt wait up to the service's client-side bound before its 503.
   const hangBound = retryMs + clientBoundMs(5_000) + 1_000;
   const switchover = windows.find((w) => w.name.includes('switchover'));
-  const switchoverFinal = switchover ? load.samples.filter((s) => !s.ok && inWindow(switchover, s.at)) : [];
+  const switchoverFinal = switchover ? load.samples.filter((s) => !s.ok && inWindow(switchover, answeredAt(s))) : [];
   return [
     failuresDocumented(load.samples, windows),
     { name: `no request hung (slowest under ${hangBound} ms)`, ok: slowest < hangBound, detail: `slowest ${slowest} ms` },
