@@ -93,5 +93,5 @@ test('a run whose every write was refused fails its checks, whatever else it ans
   const minimum = enough(scheduled('upload then read', 120, 60));
   const checks = [acknowledgedCheck('primary', 0, [], minimum), pairsCheck({ checkedPairs: 0, stalePairs: 0 }, minimum), failuresDocumented(samples, [])];
   expect(checks.map((c) => c.ok)).toEqual([false, false, false]);
-  expect(checks[2]!.detail).toBe(`0 of 288; others {"${refused}":288}`);
+  expect(checks[2]!.detail).toMatch(`0 of 288; others {"${refused}":288}: ${refused} (outside the windows);`);
 });
