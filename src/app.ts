@@ -1,6 +1,5 @@
 // createApp(): the whole HTTP service — GraphQL at /graphql, the legacy REST
 // paths, health checks — over an open database. Used by main and by tests.
-import { randomUUID } from 'node:crypto';
 import { ApolloServer } from '@apollo/server';
 import {
   ApolloServerPluginCacheControlDisabled,
@@ -13,7 +12,7 @@ import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
 import { createContext, credentialsFromHeaders, DEFAULT_SESSION_TOKEN_HEADERS, type Context } from './context';
 import type { Database } from './db';
-import { AppError, MESSAGES, toAppError } from './errors';
+import { toAppError } from './errors';
 import { failureHandling, formatGraphQLError } from './http/failures';
 import { costLimitPlugin } from './graphql/cost';
 import { compiledExecution, type ExecutionStats } from './graphql/execute';
@@ -21,11 +20,14 @@ import { graphqlArmor, parseOptions } from './graphql/limits';
 import { rememberApolloQueryHashes } from './graphql/query-hash';
 import { buildSchema } from './graphql/schema';
 import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
-import { type CachingOptions, registerCaching, sendUnstored } from './http/caching';
+import { type CachingOptions, registerCaching } from './http/caching';
 import { registerApolloRoute } from './http/apollo-route';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, logRedact, operationLabelPlugin, registerObservability } from './http/observability';
 import { parseQuery, registerBodyParsers } from './http/parsing';
+import { registerRequestIds, requestIdOf } from './http/request-id';
+import { type CloseOptions, registerLifecycle } from './http/lifecycle';
+import { registerOperatorMetrics } from './http/operator-metrics';
 import { type RateLimitOptions, registerRateLimits } from './http/rate-limit';
 import { registerSchemaEndpoint } from './http/schema-endpoint';
 import { clientErrorHandler, DEFAULT_TIMEOUTS, registerBodyTimeouts, serverTimeouts, type TimeoutOptions } from './http/timeouts';
@@ -138,7 +140,7 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
     },
     messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
-    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE },
+    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
     caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
@@ -158,8 +160,16 @@ export interface App {
   readonly provisioning: Provisioning;
   /** How /graphql documents ran: compiled, or on graphql-js (src/graphql/execute.ts). */
   readonly graphqlExecution: ExecutionStats;
-  /** Stops accepting, drains in-flight requests, stops Apollo. The database is the caller's. */
-  close(): Promise<void>;
+  /** Readiness fails (/readyz 503) while requests are still served: the first step of a graceful stop (src/http/lifecycle.ts). */
+  drain(): void;
+  /** Called as close() begins, for live connections of other protocols (WebSockets: close them with 1001). */
+  onClosing(listener: () => void | Promise<void>): void;
+  /**
+   * Stops accepting, ends kept-alive connections after their next answer
+   * (`Connection: close`), lets in-flight requests finish, stops Apollo. The
+   * database is the caller's.
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /** Ids per delete (25 characters each with the comma) must fit in the request line. */
@@ -185,12 +195,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const failures = failureHandling(styleOfPath);
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const fastify = createFastify(options, sessionTokenHeaders, failures, timeouts);
+  registerRequestIds(fastify);
 
   await registerBodyParsers(fastify);
 
   failures.register(fastify);
   registerBodyTimeouts(fastify, timeouts);
-  const shutdown = refuseWhileClosing(fastify);
+  const lifecycle = registerLifecycle(fastify, database);
 
   // No-op unless tracing was started (src/tracing).
   registerTracing(fastify);
@@ -212,6 +223,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const revocations = await openRevocations(options, services);
   services.auth.useRevocations(revocations);
   registerServiceCounters(metrics, services, options.reads);
+  registerOperatorMetrics(fastify, metrics, { database, reads: options.reads, redis: options.redis });
   registerSessionExpiry(fastify);
 
   const { apollo, execution, trusted } = await startApollo(fastify, schema, options, sessionTokenHeaders);
@@ -221,18 +233,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerOpenApi(fastify, sessionTokenHeaders);
   registerExplorer(fastify, { ...(options.explorer ?? { enabled: true }), requestHeaders: trusted.explorerHeaders });
   registerSchemaEndpoint(fastify, options.schemaEndpoint ?? true);
-  registerProbes(fastify, database);
 
   return {
     fastify,
     services,
     provisioning,
     graphqlExecution: execution.stats,
-    async close() {
-      shutdown.closing = true;
+    drain: () => lifecycle.drain(),
+    onClosing: (listener) => lifecycle.onClosing(listener),
+    async close(options) {
       // Stopped first, not after the drain: a sweep batch in progress ends
       // (one short statement) while requests finish; no new one starts.
       const sweeperStopped = services.sweeper.stop();
+      await lifecycle.stopAccepting(options);
       await fastify.close();
       await sweeperStopped;
       // After the last request: write the session touches it left pending.
@@ -260,10 +273,7 @@ function createFastify(
     logger: options.logger ? { redact: logRedact(sessionTokenHeaders), ...(options.logger === true ? {} : options.logger) } : false,
     // registerObservability logs one line per request instead of fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: 2 * 1024 * 1024,
     // ignoreDuplicateSlashes: an SDK whose base URL ends in "/" asks for "//session.json" (Android), which QuickBlox served.
@@ -272,8 +282,9 @@ function createFastify(
       ? { https: { ...options.https, maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }
       : { http: { maxHeaderSize: MAX_URL_BYTES, ...serverBounds } }),
     ...fastifyBounds,
-    // While closing, requests on kept-alive connections get the 503 of
-    // refuseWhileClosing's hook, in the route's shape, not Fastify's own body.
+    // While closing, requests on kept-alive connections are answered (with
+    // Connection: close) or refused in the route's shape by the lifecycle's
+    // hooks (src/http/lifecycle.ts), never with Fastify's own body.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     trustProxy: options.trustProxy ?? false,
@@ -287,22 +298,6 @@ function createFastify(
     // eslint-disable-next-line @typescript-eslint/no-misused-promises
     frameworkErrors: failures.frameworkErrors,
   });
-}
-
-/**
- * While the app closes, requests on kept-alive connections are refused with a
- * 503 in their route's shape (and the connection closed). A callback hook: an
- * async one made a promise (and a turn of the microtask queue) for every
- * request, to say no more than "not closing".
- */
-function refuseWhileClosing(fastify: FastifyInstance): { closing: boolean } {
-  const state = { closing: false };
-  fastify.addHook('onRequest', (_request, reply, done) => {
-    if (!state.closing) return done();
-    reply.header('connection', 'close');
-    done(new AppError('SERVICE_UNAVAILABLE', MESSAGES.shuttingDown));
-  });
-  return state;
 }
 
 /** The bus that tells other instances of a revoked session: Redis when shared, else PostgreSQL's NOTIFY on a server database. */
@@ -364,6 +359,15 @@ function registerServiceCounters(metrics: Registry, services: Services, reads: R
     collect() {
       this.reset();
       for (const [outcome, count] of Object.entries(sweeper.runs)) this.inc({ outcome }, count);
+    },
+  });
+  new Counter({
+    name: 'sweeper_busy_seconds_total',
+    help: "Time this instance's sweep statements took: its rate is the share of the time the sweeper used (at most SWEEP_MAX_SHARE percent while it works through a backlog)",
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(sweeper.busyMs / 1000);
     },
   });
   new Counter({
@@ -442,20 +446,13 @@ async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, opti
     ],
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError(fastify.log),
+    // main owns the signals (src/http/lifecycle.ts): Apollo's own handler
+    // would stop /graphql at the first SIGTERM, before the drain's delay, and
+    // raise the signal again.
+    stopOnTerminationSignals: false,
   });
   await apollo.start();
   return { apollo, execution, trusted };
-}
-
-/** Probes report this instance now: a cached answer would report another moment. */
-function registerProbes(fastify: FastifyInstance, database: Database): void {
-  fastify.get('/healthz', async (_request, reply) => sendUnstored(reply, { status: 'ok' }));
-  fastify.get('/readyz', async (request, reply) => {
-    const readiness = await database.readiness();
-    if (readiness.ready) return sendUnstored(reply, { status: 'ready' });
-    if (readiness.cause !== undefined) request.log.warn({ err: readiness.cause }, 'not ready');
-    return sendUnstored(reply.code(503), { status: 'unavailable', reason: readiness.reason });
-  });
 }
 
 /** The schema has no subscriptions: refused in validation (400), not at execution as a server error. */

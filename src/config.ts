@@ -8,7 +8,7 @@ import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
-import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS } from './services/sweeper';
+import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS, SWEEP_MAX_SHARE_DEFAULT } from './services/sweeper';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -185,6 +185,12 @@ const schema = z
     /** Rows one sweep statement removes at most (each a short transaction of its own). */
     SWEEP_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(SWEEP_BATCH_DEFAULT),
     /**
+     * Percent of the time the sweeper's statements may take while it works
+     * through a backlog: it pauses after each batch in proportion to the
+     * batch's time, so requests keep the database. 100: batches back to back.
+     */
+    SWEEP_MAX_SHARE: z.coerce.number().int().min(1).max(100).default(SWEEP_MAX_SHARE_DEFAULT),
+    /**
      * The key that seals applications' auth secrets: 32 bytes, as 64 hex digits
      * or base64. Required in production (or SECRETS_KEY_FILE); elsewhere, when
      * unset, a key is generated once into SECRETS_KEY_FILE.
@@ -207,6 +213,15 @@ const schema = z
     GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'enforce']).default('off'),
     /** The persisted-documents manifest (hash → document) that allow and enforce load. */
     GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: z.string().min(1).optional(),
+    /**
+     * A graceful stop (SIGTERM, SIGINT): how long the instance keeps serving
+     * after the signal with /readyz failing, so that balancers (Kubernetes'
+     * endpoints, HAProxy's checks) stop sending before it stops accepting.
+     * Default: 5000 when NODE_ENV=production, else 0.
+     */
+    SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).optional(),
+    /** After the delay, how long the stop may take (in-flight requests, the database) before the process exits 1 regardless. */
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
     /** OTLP/HTTP collector base URL: tracing is off unless it is set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** service.name of the spans. */
@@ -228,7 +243,10 @@ const schema = z
 type Parsed = z.infer<typeof schema>;
 
 /** The configuration, with defaults that depend on NODE_ENV resolved. */
-export type Config = Parsed & { GRAPHQL_EXPLORER: boolean; GRAPHQL_INTROSPECTION: boolean };
+export type Config = Parsed & { GRAPHQL_EXPLORER: boolean; GRAPHQL_INTROSPECTION: boolean; SHUTDOWN_DELAY_MS: number };
+
+/** SHUTDOWN_DELAY_MS in production: Kubernetes' endpoint removal and a balancer's health checks (2 × 500 ms in deploy/haproxy) take a few seconds. */
+export const SHUTDOWN_DELAY_PRODUCTION_MS = 5_000;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -254,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...parsed.data,
     GRAPHQL_EXPLORER: parsed.data.GRAPHQL_EXPLORER ?? !production,
     GRAPHQL_INTROSPECTION: parsed.data.GRAPHQL_INTROSPECTION ?? !production,
+    SHUTDOWN_DELAY_MS: parsed.data.SHUTDOWN_DELAY_MS ?? (production ? SHUTDOWN_DELAY_PRODUCTION_MS : 0),
   };
 }
 

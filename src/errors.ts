@@ -20,6 +20,8 @@ interface ErrorKind {
   objectShape: ObjectShape;
   /** What the code means, for the API documents (OpenAPI, README). */
   meaning: string;
+  /** The Retry-After an answer with this code carries (REST: the header; GraphQL: extensions.retryAfterSeconds). */
+  retryAfterSeconds?: number;
 }
 
 /** Every error code: its HTTP status, its REST shape, and what it means. The OpenAPI document is built from this. */
@@ -68,18 +70,31 @@ export const ERRORS = {
       'Over a request budget (per credential, per address) or a failed-password budget (per account, per unknown login or email, per address); Retry-After says when to retry',
   },
   INTERNAL_SERVER_ERROR: { status: 500, objectShape: 'code', meaning: "Anything unexpected (a bug); details only in the service's log" },
-  SERVICE_UNAVAILABLE: { status: 503, objectShape: 'code', meaning: 'The database cannot be reached, or this instance is shutting down; retry' },
-  DATABASE_BUSY: { status: 503, objectShape: 'code', meaning: 'A deadlock or serialization failure with a concurrent request; nothing was written; retry' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    objectShape: 'code',
+    meaning:
+      'The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry',
+    retryAfterSeconds: 1,
+  },
+  DATABASE_BUSY: {
+    status: 503,
+    objectShape: 'code',
+    meaning: 'A deadlock or serialization failure with a concurrent request; nothing was written; retry',
+    retryAfterSeconds: 1,
+  },
   DATABASE_TIMEOUT: {
     status: 503,
     objectShape: 'code',
     meaning: 'The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection)',
+    retryAfterSeconds: 2,
   },
   WRITE_OUTCOME_UNKNOWN: {
     status: 503,
     objectShape: 'code',
     meaning:
       'A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out',
+    retryAfterSeconds: 1,
   },
 } as const satisfies Record<string, ErrorKind>;
 
@@ -161,50 +176,97 @@ interface ErrorFields {
   cause?: unknown;
 }
 
-/** Whether the error or one of its causes (drivers wrap each other) matches. */
-function inCauseChain(error: unknown, matches: (code: string | undefined, message: string) => boolean): boolean {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
-    const { code, message, cause } = e as ErrorFields;
-    if (matches(typeof code === 'string' ? code : undefined, typeof message === 'string' ? message : '')) return true;
-    e = cause;
-  }
-  return false;
+/** What each classified condition answers. */
+const MESSAGE_OF_ANSWER = {
+  DATABASE_BUSY: MESSAGES.conflict,
+  DATABASE_TIMEOUT: MESSAGES.databaseTimeout,
+  SERVICE_UNAVAILABLE: MESSAGES.databaseUnavailable,
+} as const;
+
+/**
+ * A rule of the classification: what a thrown error (or one of its causes:
+ * drivers wrap each other) looks like, by its code (PostgreSQL's SQLSTATE, a
+ * socket's errno, Prisma's P-code) or its message, and the code it answers.
+ */
+interface Classification {
+  answer: keyof typeof MESSAGE_OF_ANSWER;
+  /** Why, for the reader: which conditions the rule covers. */
+  covers: string;
+  codes?: ReadonlySet<string>;
+  /** SQLSTATE classes (their first two characters). */
+  classes?: readonly string[];
+  messages?: RegExp;
+  /** Codes that count only with a message saying so (55000 is also raised by ordinary statements). */
+  codeWithMessage?: { codes: ReadonlySet<string>; messages: RegExp };
 }
 
 /**
- * The bounds of DB_STATEMENT_TIMEOUT_MS: PostgreSQL cancelled the statement
- * (57014), or no pooled connection came free in time.
+ * Every driver condition the service answers with something other than 500,
+ * in the order they are tried. The first three are "the database cannot
+ * take this now": each answers 503 with Retry-After (ERRORS' retryAfterSeconds).
  */
-const TIMEOUT_MESSAGES = /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout|Query read timeout/i;
-const isDatabaseTimeout = (error: unknown): boolean => inCauseChain(error, (code, message) => code === '57014' || TIMEOUT_MESSAGES.test(message));
+export const CLASSIFICATIONS: readonly Classification[] = [
+  {
+    answer: 'DATABASE_BUSY',
+    covers: 'deadlock (40P01), serialization failure (40001): nothing was written, a retry can succeed',
+    codes: new Set(['40P01', '40001']),
+  },
+  {
+    answer: 'DATABASE_TIMEOUT',
+    covers: 'the bounds of DB_STATEMENT_TIMEOUT_MS: PostgreSQL cancelled the statement (57014), or no pooled connection came free in time',
+    codes: new Set(['57014']),
+    messages: /timeout exceeded when trying to connect|due to connection timeout|canceling statement due to statement timeout|Query read timeout/i,
+  },
+  {
+    answer: 'SERVICE_UNAVAILABLE',
+    covers:
+      'the database is down, restarting, refusing connections or unreachable: connection failures (08xxx, sockets, Prisma P1001/P1002/P1017), ' +
+      'too many connections (53300), not accepting connections (55000 at connect: ALLOW_CONNECTIONS false), terminated by an administrator (57P01), ' +
+      'a crash of another server process (57P02), starting up or shutting down (57P03); 25006: a standby reached where the primary was (a switchover the balancer has not seen)',
+    codes: new Set([
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EPIPE',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'EHOSTUNREACH',
+      'P1001',
+      'P1002',
+      'P1017',
+      '53300',
+      '57P01',
+      '57P02',
+      '57P03',
+      '25006',
+    ]),
+    classes: ['08'],
+    messages:
+      /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down|in recovery mode)|too many (connections|clients)/i,
+    codeWithMessage: { codes: new Set(['55000']), messages: /not currently accepting connections/i },
+  },
+];
 
-/** Deadlock or serialization failure (40P01, 40001): nothing was written, a retry can succeed. */
-const isConflict = (error: unknown): boolean => inCauseChain(error, (code) => code === '40P01' || code === '40001');
+function matches(rule: Classification, code: string | undefined, message: string): boolean {
+  if (code !== undefined) {
+    if (rule.codes?.has(code)) return true;
+    if (rule.classes?.some((prefix) => code.startsWith(prefix))) return true;
+    if (rule.codeWithMessage?.codes.has(code) && rule.codeWithMessage.messages.test(message)) return true;
+  }
+  return rule.messages?.test(message) ?? false;
+}
 
-/**
- * Connection-level failures: the database is down, restarting or unreachable;
- * or, 25006, the connection reached a standby (a primary demoted by a
- * switchover, before the load balancer noticed): nothing was written.
- */
-const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'P1001',
-  'P1002',
-  'P1017',
-  '57P01',
-  '57P02',
-  '57P03',
-  '25006',
-]);
-const UNAVAILABLE_MESSAGES =
-  /Cannot use a pool after calling end|Connection terminated|connection timeout|Client has encountered a connection error|Can't reach database server|the database system is (starting up|shutting down)/i;
-const isDatabaseUnavailable = (error: unknown): boolean =>
-  inCauseChain(error, (code, message) => (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) || UNAVAILABLE_MESSAGES.test(message));
+/** The first rule that the error or one of its causes matches. */
+function classify(error: unknown): Classification | undefined {
+  for (const rule of CLASSIFICATIONS) {
+    for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
+      const { code, message, cause } = e as ErrorFields;
+      if (matches(rule, typeof code === 'string' ? code : undefined, typeof message === 'string' ? message : '')) return rule;
+      e = cause;
+    }
+  }
+  return undefined;
+}
 
 /** A write sent whose commit was never confirmed (src/db/sql.ts StatementError.outcomeUnknown). */
 function isOutcomeUnknown(error: unknown): boolean {
@@ -224,8 +286,14 @@ function isOutcomeUnknown(error: unknown): boolean {
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (isOutcomeUnknown(error)) return new AppError('WRITE_OUTCOME_UNKNOWN', MESSAGES.writeOutcomeUnknown, { cause: error });
-  if (isConflict(error)) return new AppError('DATABASE_BUSY', MESSAGES.conflict, { cause: error });
-  if (isDatabaseTimeout(error)) return new AppError('DATABASE_TIMEOUT', MESSAGES.databaseTimeout, { cause: error });
-  if (isDatabaseUnavailable(error)) return new AppError('SERVICE_UNAVAILABLE', MESSAGES.databaseUnavailable, { cause: error });
+  const rule = classify(error);
+  if (rule) return new AppError(rule.answer, MESSAGE_OF_ANSWER[rule.answer], { cause: error });
   return new AppError('INTERNAL_SERVER_ERROR', MESSAGES.internal, { cause: error });
+}
+
+/** Seconds a client should wait before retrying an answer with this code; undefined when a retry would not help. */
+export function retryAfterSeconds(error: AppError): number | undefined {
+  if (error instanceof RateLimitedError) return error.retryAfterSeconds;
+  const kind: ErrorKind = ERRORS[error.code];
+  return kind.retryAfterSeconds;
 }

@@ -14,8 +14,12 @@ import { ReadReplicas } from './scale/replicas';
 import { collectStartupGarbage } from './startup-gc';
 import { traceLogFields } from './tracing/spans';
 
-/** How long a shutdown may take before the process exits anyway. */
-const SHUTDOWN_TIMEOUT_MS = 10_000;
+/**
+ * After the delay, how long idle kept-alive connections may still bring one
+ * more request (answered with Connection: close) before they are closed: a
+ * client that has not yet moved elsewhere gets an answer, not a reset.
+ */
+const IDLE_GRACE_MS = 1_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -77,8 +81,15 @@ async function main(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment
   log = app.fastify.log as pino.Logger;
   reportSetup(log, config, database, secrets);
-  // Each closed after what uses it: the app (its requests drained), then what it used.
-  stopOnSignals(log, [() => app.close(), () => reads?.close(), () => redis?.close(), () => database.close(), () => tracing?.shutdown()]);
+  // Readiness fails at once, requests are served for the delay; then each is
+  // closed after what uses it: the app (its requests drained), then what it used.
+  stopOnSignals(log, config, app, [
+    () => app.close({ idleGraceMs: IDLE_GRACE_MS }),
+    () => reads?.close(),
+    () => redis?.close(),
+    () => database.close(),
+    () => tracing?.shutdown(),
+  ]);
 
   const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
   log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
@@ -163,19 +174,35 @@ function reportSetup(log: pino.Logger, config: Config, database: Database, secre
   }
 }
 
-/** SIGTERM or SIGINT: each step in turn, then exit 0; exit 1 if one fails or all take over SHUTDOWN_TIMEOUT_MS. */
-function stopOnSignals(log: pino.Logger, steps: (() => Promise<unknown> | undefined)[]): void {
-  let shuttingDown = false;
+/**
+ * SIGTERM or SIGINT: readiness fails at once (app.drain()), requests are
+ * served for SHUTDOWN_DELAY_MS (a second signal ends the delay), then each
+ * step in turn, then exit 0; exit 1 if one fails or they take over
+ * SHUTDOWN_TIMEOUT_MS after the delay.
+ */
+function stopOnSignals(log: pino.Logger, config: Config, app: App, steps: (() => Promise<unknown> | undefined)[]): void {
+  let endDelay: (() => void) | undefined;
   const shutdown = (signal: string) => {
-    if (shuttingDown) return;
-    shuttingDown = true;
-    log.info({ signal }, 'shutting down');
-    setTimeout(() => {
-      log.error('shutdown timed out');
-      process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS).unref();
-    steps
-      .reduce<Promise<unknown>>((done, step) => done.then(step), Promise.resolve())
+    if (endDelay) {
+      log.info({ signal }, 'second signal: ending the shutdown delay');
+      endDelay();
+      return;
+    }
+    const delayed = new Promise<void>((resolve) => {
+      endDelay = resolve;
+      setTimeout(resolve, config.SHUTDOWN_DELAY_MS);
+    });
+    app.drain();
+    log.info({ signal, delayMs: config.SHUTDOWN_DELAY_MS, phase: 'not ready, serving until the delay is over' }, 'shutting down');
+    void delayed
+      .then(() => {
+        log.info({ phase: 'no new connections, draining' }, 'shutting down');
+        setTimeout(() => {
+          log.error('shutdown timed out');
+          process.exit(1);
+        }, config.SHUTDOWN_TIMEOUT_MS).unref();
+        return steps.reduce<Promise<unknown>>((done, step) => done.then(step), Promise.resolve());
+      })
       .then(
         () => process.exit(0),
         (error: unknown) => {

@@ -9,6 +9,8 @@ import path from 'node:path';
 /** The repository (or deployed tree) root. */
 const ROOT = path.resolve(__dirname, '..');
 
+/** The service's package.json: its version (build_info, `admin --version`). */
+export const PACKAGE_JSON = path.join(ROOT, 'package.json');
 /** The SDL files, one per domain (schema/). */
 export const SCHEMA_DIR = path.join(ROOT, 'schema');
 /** Prisma's migrations, applied in order by src/db/migrate.ts. */

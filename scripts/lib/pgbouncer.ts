@@ -1,10 +1,11 @@
 // PgBouncer in transaction mode (Debian's pgbouncer) in front of one
 // database, for test/db/pgbouncer.test.ts and `npm run scale:proof`: the
-// configuration written to a directory of its own, and the command that
+// configuration (deploy/pgbouncer/pgbouncer.ini, filled in) written to a directory of its own, and the command that
 // starts it (as the postgres user when run as root: it refuses root).
 import { execFileSync } from 'node:child_process';
 import { chownSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { renderTemplate } from './template';
 
 export interface PgbouncerOptions {
   /** Where pgbouncer.ini, users.txt, the socket and the log go. */
@@ -24,21 +25,19 @@ export function writePgbouncerConfig(options: PgbouncerOptions): { command: stri
   writeFileSync(path.join(dir, 'users.txt'), `"${server.user}" ""\n`);
   writeFileSync(
     ini,
-    [
-      '[databases]',
-      `${server.database} = host=${server.host} port=${server.port} dbname=${server.database} user=${server.user}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${options.listenPort}`,
-      `unix_socket_dir = ${dir}`,
-      'auth_type = trust',
-      `auth_file = ${dir}/users.txt`,
-      'pool_mode = transaction',
-      ...(options.maxClientConn === undefined ? [] : [`max_client_conn = ${options.maxClientConn}`]),
-      `default_pool_size = ${options.poolSize}`,
-      `logfile = ${dir}/pgbouncer.log`,
-      '',
-    ].join('\n'),
+    renderTemplate('pgbouncer/pgbouncer.ini', {
+      database: server.database,
+      server_host: server.host,
+      server_port: server.port,
+      user: server.user,
+      listen_addr: '127.0.0.1',
+      listen_port: options.listenPort,
+      dir,
+      auth_type: 'trust',
+      pool_size: options.poolSize,
+      // PgBouncer's own default when the caller names none.
+      max_client_conn: options.maxClientConn ?? 100,
+    }),
   );
   const root = process.getuid?.() === 0;
   if (root) {

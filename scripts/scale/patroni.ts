@@ -18,6 +18,7 @@ import { chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import { Pool } from 'pg';
 import { freePort } from '../lib/ports';
+import { renderTemplate } from '../lib/template';
 import { writeDatabaseBalancer } from './haproxy';
 import { postgresUser, type Proc, type Runner, sleep, waitFor } from './processes';
 
@@ -47,53 +48,21 @@ export interface Member {
   lag?: number | string;
 }
 
-/** The configuration of one node. */
+/** The configuration of one node: deploy/patroni/patroni.yml, filled in. */
 function patroniYaml(node: Node, scope: string, etcdPort: number, options: PatroniOptions): string {
   const ttl = options.ttl ?? 10;
-  return `scope: ${scope}
-name: ${node.name}
-log:
-  level: INFO
-restapi:
-  listen: 127.0.0.1:${node.restPort}
-  connect_address: 127.0.0.1:${node.restPort}
-etcd3:
-  hosts: 127.0.0.1:${etcdPort}
-bootstrap:
-  dcs:
-    ttl: ${ttl}
-    loop_wait: 1
-    retry_timeout: ${Math.floor((ttl - 1) / 2)}
-    maximum_lag_on_failover: 1048576
-    synchronous_mode: ${options.synchronous}
-    synchronous_mode_strict: false
-    postgresql:
-      use_pg_rewind: true
-      use_slots: true
-      parameters:
-        wal_log_hints: 'on'
-        max_connections: 200
-        shared_buffers: 64MB
-  initdb:
-  - encoding: UTF8
-  - locale: C
-  pg_hba:
-  - local all all trust
-  - host all all 127.0.0.1/32 trust
-  - host replication all 127.0.0.1/32 trust
-postgresql:
-  listen: 127.0.0.1:${node.port}
-  connect_address: 127.0.0.1:${node.port}
-  data_dir: ${node.dir}/data
-  bin_dir: ${PG_BIN}
-  pgpass: ${node.dir}/pgpass
-  authentication:
-    superuser: {username: postgres, password: postgres}
-    replication: {username: postgres, password: postgres}
-    rewind: {username: postgres, password: postgres}
-  parameters:
-    unix_socket_directories: ${node.dir}
-`;
+  return renderTemplate('patroni/patroni.yml', {
+    scope,
+    name: node.name,
+    rest_address: `127.0.0.1:${node.restPort}`,
+    etcd_hosts: `127.0.0.1:${etcdPort}`,
+    ttl,
+    retry_timeout: Math.floor((ttl - 1) / 2),
+    synchronous: String(options.synchronous),
+    pg_address: `127.0.0.1:${node.port}`,
+    dir: node.dir,
+    bin_dir: PG_BIN,
+  });
 }
 
 export class PatroniCluster {

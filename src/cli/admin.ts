@@ -6,16 +6,18 @@
 import '../compile-cache';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadConfig, resolveSecretsKey } from '../config';
-import { openDatabase } from '../db';
+import { type Database, openDatabase } from '../db';
+import { migrate, pendingMigrations, readMigrations } from '../db/migrate';
 import { AppError } from '../errors';
 import { createProvisioning, type Provisioning } from '../provisioning';
 import { publisher, type RevocationBus } from '../scale/revocations';
 import { createServices, type Services } from '../services';
 import type { ContactInput } from '../services/address-book';
 import { LIMITS, PHONE_RULE, positiveInt32 } from '../services/validate';
+import { buildInfo } from '../version';
 import { userRecord } from './user-record';
 
-type Action = (services: Services, provisioning: Provisioning) => Promise<object>;
+type Action = (services: Services, provisioning: Provisioning, database: Database) => Promise<object>;
 /** Runs a command's action over the services and provisioning (main's). */
 type Run = (action: Action) => void;
 
@@ -40,6 +42,7 @@ function buildProgram(run: Run): Command {
     .description('Administration of the chat/user service (prints one JSON object)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => process.stderr.write(s), writeErr: (s) => process.stderr.write(s) });
+  migrationCommands(program, run);
   applicationCommands(program, run);
   userCommands(program, run);
   sessionCommands(program, run);
@@ -47,7 +50,40 @@ function buildProgram(run: Run): Command {
   return program;
 }
 
-/** The applications: creation, region, phone keys, keys and secrets. */
+/**
+ * The migrations, for a deploy's migration job (deploy/kubernetes,
+ * deploy/compose.yaml) when instances run with MIGRATE_ON_START=false. The
+ * database is opened without migrating; `migrate` then applies what is
+ * pending under PostgreSQL's advisory lock (a second job, or an instance
+ * migrating at start, waits for it).
+ */
+function migrationCommands(program: Command, run: Run): void {
+  program
+    .command('migrate')
+    .description('apply the pending migrations (under an advisory lock: concurrent runs wait for each other); prints those applied')
+    .action(() => {
+      migrateOnOpen = false;
+      run(async (_s, _p, database) => {
+        const applied = await migrate(database.pool);
+        return { applied, pending: [] };
+      });
+    });
+
+  program
+    .command('migrate:status')
+    .description('list the migrations, applied and pending (exits 3 when some are pending: a check for scripts)')
+    .action(() => {
+      migrateOnOpen = false;
+      run(async (_s, _p, database) => {
+        const pending = await pendingMigrations(database.pool);
+        const all = readMigrations().map((m) => m.name);
+        if (pending.length > 0) process.exitCode = 3;
+        return { applied: all.filter((name) => !pending.includes(name)), pending };
+      });
+    });
+}
+
+/** The applications: creation, listing, region, phone keys, keys and secrets. */
 function applicationCommands(program: Command, run: Run): void {
   program
     .command('app:create')
@@ -55,6 +91,11 @@ function applicationCommands(program: Command, run: Run): void {
     .requiredOption('--name <name>', 'application name')
     .option('--region <CC>', 'region phones without a country code are read in (ISO 3166-1 alpha-2, e.g. GB)')
     .action((opts: { name: string; region?: string }) => run((_s, p) => p.applications.create(opts.name, opts.region ?? null)));
+
+  program
+    .command('apps:list')
+    .description('list the applications: id, name, region, users and live sessions (no key, secret or hash)')
+    .action(() => run(async (_s, p) => ({ applications: await p.applications.list() })));
 
   program
     .command('app:set-region')
@@ -192,6 +233,45 @@ function sessionCommands(program: Command, run: Run): void {
     );
 
   program
+    .command('sessions:list')
+    .description("list live sessions (ids, never tokens), most recently used first: an application's, or a user's")
+    .option('--app <appId>', 'application id', positiveInt)
+    .option('--user <userId>', 'user id', positiveInt)
+    .option('--limit <n>', 'at most this many', positiveInt, 100)
+    .action((opts: { app?: number; user?: number; limit: number }) =>
+      run(async (_s, p) => {
+        if (opts.app === undefined && opts.user === undefined) throw new AppError('BAD_USER_INPUT', 'give --app or --user');
+        const filter = { ...(opts.app === undefined ? {} : { applicationId: opts.app }), ...(opts.user === undefined ? {} : { userId: opts.user }) };
+        return { sessions: await p.applications.liveSessions(filter, opts.limit) };
+      }),
+    );
+
+  program
+    .command('session:revoke')
+    .description("end sessions at once, on running instances too: one (--id), a user's (--user) or an application's (--app)")
+    .option('--id <sessionId>', 'session id (sessions:list)', positiveInt)
+    .option('--user <userId>', 'every session of this user', positiveInt)
+    .option('--app <appId>', 'every session of this application', positiveInt)
+    .action((opts: { id?: number; user?: number; app?: number }) =>
+      run(async (s, p) => {
+        const given = [opts.id, opts.user, opts.app].filter((v) => v !== undefined);
+        if (given.length !== 1) throw new AppError('BAD_USER_INPUT', 'give exactly one of --id, --user, --app');
+        const ended = await p.applications.revokeSessions(
+          opts.id !== undefined ? { id: opts.id } : opts.user !== undefined ? { userId: opts.user } : { applicationId: opts.app! },
+        );
+        // Running instances cache checked sessions for 5 s: tell them (REDIS_URL, else NOTIFY).
+        const told =
+          ended.length === 0
+            ? 'none'
+            : await tellInstances(async (bus) => {
+                s.auth.useRevocations(bus);
+                await Promise.all(ended.map((hash) => s.auth.forget(hash)));
+              }, s);
+        return { sessionsEnded: ended.length, instancesTold: told };
+      }),
+    );
+
+  program
     .command('sweep')
     .description('remove expired sessions, used nonces and retained deleted content now, as the running sweeper does')
     .action(() =>
@@ -258,7 +338,15 @@ function chatCommands(program: Command, run: Run): void {
  */
 let tellInstances: (send: (bus: RevocationBus) => Promise<void>, services: Services) => Promise<string> = async () => 'none';
 
+/** Whether opening the database applies pending migrations (MIGRATE_ON_START); the migration commands apply or inspect them themselves. */
+let migrateOnOpen = true;
+
 async function main(argv: string[]): Promise<number> {
+  // One JSON object on stdout, as every command (commander's own --version writes plain text).
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${JSON.stringify(buildInfo())}\n`);
+    return 0;
+  }
   let action: Action | undefined;
   const program = buildProgram((a) => {
     action = a;
@@ -279,7 +367,7 @@ async function main(argv: string[]): Promise<number> {
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DIR,
     poolMax: 1,
-    migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
+    migrate: migrateOnOpen && (config.MIGRATE_ON_START || config.DATABASE_URL === undefined),
   });
   tellInstances = async (send, services) => {
     if (config.REDIS_URL !== undefined) {
@@ -316,11 +404,12 @@ async function main(argv: string[]): Promise<number> {
       secretsKey,
       sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
       messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
-      sweeper: { batchSize: config.SWEEP_BATCH_SIZE },
+      // An operator running `sweep` wants it done: batches back to back.
+      sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100 },
     });
-    const result = await action(services, createProvisioning(database, { secretsKey, services }));
+    const result = await action(services, createProvisioning(database, { secretsKey, services }), database);
     process.stdout.write(`${JSON.stringify(result)}\n`);
-    return 0;
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } finally {
     await database.close();
   }

@@ -57,6 +57,8 @@ export interface Database {
   readonly applied: string[];
   /** SQL statements sent so far, whichever client sent them (Prisma, raw pg). */
   readonly statementCount: () => number;
+  /** Requests for a connection that found the pool full and waited: how many, and the seconds they waited in all. */
+  readonly poolWaits: () => { count: number; seconds: number };
   /** Whether the database answers and has every migration applied. */
   readiness(): Promise<{ ready: true } | { ready: false; reason: string; cause?: unknown }>;
   /** `release` runs when close() starts, before the pool ends: a client built on the pool (Prisma's) lets go of it. */
@@ -86,7 +88,25 @@ export const clientBoundMs = (statementTimeoutMs: number): number => statementTi
  * ("Connection terminated unexpectedly"; test/db/constraint-violations).
  * A callback-style call, or a Submittable's, is pg-pool's own.
  */
-class ServicePool extends Pool {}
+class ServicePool extends Pool {
+  /** Connections asked for while none was idle and the pool was full (they waited in pg-pool's queue), and the seconds they waited in all. */
+  readonly waits = { count: 0, seconds: 0 };
+}
+Object.defineProperty(ServicePool.prototype, 'connect', {
+  configurable: true,
+  writable: true,
+  value: function connect(this: ServicePool, callback?: unknown): unknown {
+    // A full pool with nothing idle: this request queues (saturation, for /metrics).
+    if (callback !== undefined || this.idleCount > 0 || this.totalCount < this.options.max) {
+      return (Pool.prototype.connect as (...args: unknown[]) => unknown).call(this, callback);
+    }
+    const started = performance.now();
+    this.waits.count++;
+    return ((Pool.prototype.connect as (...args: unknown[]) => unknown).call(this) as Promise<unknown>).finally(() => {
+      this.waits.seconds += (performance.now() - started) / 1000;
+    });
+  },
+});
 Object.defineProperty(ServicePool.prototype, 'query', {
   configurable: true,
   writable: true,
@@ -127,6 +147,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
       url: embedded ? undefined : options.url,
       applied,
       statementCount,
+      poolWaits: () => pool.waits,
       async readiness() {
         try {
           const pending = await pendingMigrations(pool);

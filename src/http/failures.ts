@@ -10,7 +10,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type GraphQLFormattedError, GraphQLError } from 'graphql';
-import { AppError, ERRORS, MESSAGES, RateLimitedError, badInput, toAppError } from '../errors';
+import { AppError, ERRORS, MESSAGES, badInput, retryAfterSeconds, toAppError } from '../errors';
 
 /** 'graphql' is for /graphql itself, whose clients read GraphQL-shaped errors. */
 export type ErrorStyle = 'list' | 'object' | 'graphql';
@@ -51,7 +51,9 @@ export function sendFailure(reply: FastifyReply, thrown: unknown, style: ErrorSt
   if (error.status === 500 || (error.status > 500 && error.cause !== undefined)) {
     reply.log.error({ err: error.cause ?? error }, error.message);
   }
-  if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+  // 429 and every 503: when to try again (a client retries a 503, not a 500).
+  const retryAfter = retryAfterSeconds(error);
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter));
   return reply.code(error.status).send(errorBody(error, style));
 }
 
@@ -66,6 +68,7 @@ export function formatGraphQLError(log: FastifyInstance['log']) {
     if (!original || original instanceof GraphQLError) return formatted;
     const appError = toAppError(original);
     if (appError.status >= 500) log.error({ err: appError.cause ?? appError }, appError.message);
+    const retryAfter = retryAfterSeconds(appError);
     return {
       message: appError.message,
       locations: formatted.locations,
@@ -73,7 +76,7 @@ export function formatGraphQLError(log: FastifyInstance['log']) {
       extensions: {
         code: appError.code,
         ...(appError.field === undefined ? {} : { field: appError.field }),
-        ...(appError instanceof RateLimitedError ? { retryAfterSeconds: appError.retryAfterSeconds } : {}),
+        ...(retryAfter === undefined ? {} : { retryAfterSeconds: retryAfter }),
       },
     };
   };

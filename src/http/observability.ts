@@ -65,6 +65,17 @@ export const operationLabelPlugin: ApolloServerPlugin<Context> = {
   requestDidStart: () => labelListening,
 };
 
+/** The fields of a request's log line. */
+interface RequestLine {
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+  operation?: string;
+  applicationId?: number;
+  address?: string;
+}
+
 export interface ObservabilityOptions {
   pool: Pool;
   statementCount: () => number;
@@ -111,12 +122,16 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
     const operation = request.operation;
     duration.observe(request.method, route, operation ?? '', reply.statusCode, durationMs / 1000);
     // Deliberately no headers, query values or bodies: they carry credentials.
-    request.log.info(
-      operation
-        ? { method: request.method, route, operation, status: reply.statusCode, durationMs: Math.round(durationMs * 100) / 100 }
-        : { method: request.method, route, status: reply.statusCode, durationMs: Math.round(durationMs * 100) / 100 },
-      'request',
-    );
+    // The caller's application (once its credentials were checked) and the
+    // client's address (X-Forwarded-For's only with TRUST_PROXY), so that an
+    // operator can follow one tenant or one client through the log.
+    const context = request.context;
+    const line: RequestLine = { method: request.method, route, status: reply.statusCode, durationMs: Math.round(durationMs * 100) / 100 };
+    if (operation) line.operation = operation;
+    const applicationId = context?.authenticated?.applicationId;
+    if (applicationId !== undefined) line.applicationId = applicationId;
+    line.address = context?.address ?? request.ip;
+    request.log.info(line, 'request');
     done();
   });
 

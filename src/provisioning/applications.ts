@@ -38,6 +38,51 @@ export class ApplicationsProvisioning {
     return (await this.prisma.application.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((a) => a.id);
   }
 
+  /** Every application, for `apps:list`: no secret, not even a hash. */
+  async list(): Promise<{ id: number; name: string; phoneRegion: string | null; createdAt: Date; users: number; liveSessions: number }[]> {
+    const now = new Date();
+    const rows = await this.prisma.application.findMany({
+      orderBy: { id: 'asc' },
+      select: {
+        id: true,
+        name: true,
+        phoneRegion: true,
+        createdAt: true,
+        _count: { select: { users: true, sessions: { where: { expiresAt: { gt: now } } } } },
+      },
+    });
+    return rows.map(({ _count, ...application }) => ({ ...application, users: _count.users, liveSessions: _count.sessions }));
+  }
+
+  /**
+   * Live sessions of an application (or of one user), most recently used
+   * first, at most `limit`: their ids, never their tokens (only hashes are stored).
+   */
+  async liveSessions(
+    filter: { applicationId?: number; userId?: number },
+    limit: number,
+  ): Promise<{ id: number; applicationId: number; userId: number | null; createdAt: Date; expiresAt: Date }[]> {
+    return this.prisma.session.findMany({
+      where: { ...filter, expiresAt: { gt: new Date() } },
+      orderBy: { expiresAt: 'desc' },
+      take: limit,
+      select: { id: true, applicationId: true, userId: true, createdAt: true, expiresAt: true },
+    });
+  }
+
+  /**
+   * Ends sessions: one by id, a user's, or an application's. Answers the
+   * token hashes of those ended, for the running instances' caches to forget.
+   */
+  async revokeSessions(filter: { id?: number; userId?: number; applicationId?: number }): Promise<string[]> {
+    if (filter.id === undefined && filter.userId === undefined && filter.applicationId === undefined) throw badInput('base', 'name the sessions to end');
+    return this.prisma.$transaction(async (tx) => {
+      const ended = await tx.session.findMany({ where: filter, select: { tokenHash: true } });
+      await tx.session.deleteMany({ where: filter });
+      return ended.map((session) => session.tokenHash);
+    });
+  }
+
   /** The first application of that name (the demo's), or null. */
   async idByName(name: string): Promise<number | null> {
     return (await this.prisma.application.findFirst({ where: { name }, select: { id: true }, orderBy: { id: 'asc' } }))?.id ?? null;

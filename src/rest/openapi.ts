@@ -180,6 +180,7 @@ function operationOf(route: RestRoute, sessionTokenHeaders: readonly string[]): 
       description: codes.map(describe).join(' '),
       headers: {
         ...(status === 429 ? { 'Retry-After': { description: 'Seconds until the budget allows the request.', schema: { type: 'integer', minimum: 1 } } } : {}),
+        ...(status === 503 ? { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } } } : {}),
         ...errorHeaders,
       },
       content: json(errorSchema(route, codes)),

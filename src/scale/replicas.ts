@@ -151,6 +151,28 @@ export class ReadReplicas {
     return this.replicas.filter((r) => r.healthy).length;
   }
 
+  /**
+   * Each replica (by its place in DATABASE_READ_URL: never its URL, which may
+   * hold a password) for /metrics: in use or not, and how far it is behind —
+   * bytes of WAL behind the primary's last sampled position, and seconds
+   * since the primary had first written past what it replayed (from the
+   * samples of the health checks: accurate to their interval, at most
+   * READ_REPLICA_MAX_LAG_MS plus one interval; undefined when unknown).
+   */
+  lag(now = Date.now()): { replica: number; healthy: boolean; bytes: number | undefined; seconds: number | undefined }[] {
+    const latest = this.primaryHistory.at(-1);
+    return this.replicas.map((replica, index) => {
+      if (latest === undefined || replica.replayed === 0n) return { replica: index, healthy: replica.healthy, bytes: undefined, seconds: undefined };
+      const behind = this.primaryHistory.find((sample) => sample.lsn > replica.replayed);
+      return {
+        replica: index,
+        healthy: replica.healthy,
+        bytes: latest.lsn > replica.replayed ? Number(latest.lsn - replica.replayed) : 0,
+        seconds: behind === undefined ? 0 : (now - behind.at) / 1000,
+      };
+    });
+  }
+
   /** The primary's timeline as this instance last saw it (undefined before the first health check reached it). */
   primaryTimeline(): number | undefined {
     return this.timeline?.tli;

@@ -5,16 +5,16 @@
 // Each delete is one set-based statement, so its cost does not grow in
 // round trips with the number of ids, and its checks and writes see one
 // snapshot: a request that fails a permission check writes nothing. A hide
-// is followed, in its transaction, by the removal of the text of messages
-// every occupant has now hidden (see HIDE_FOR_USER: the dialogs' locks).
+// removes, in the same call, the text of messages every occupant has now
+// hidden (see HIDE_FOR_USER: the dialogs' locks).
 //
 // Deleted content is deleted: a delete for everyone, and the last occupant's
 // hide, take the message's body with them (the row stays, so that later
 // deletes answer NotFound). With a retention (DELETED_CONTENT_RETENTION_S) a
 // copy is kept aside in retained_message_contents until the sweeper removes it.
 import type { Pool } from 'pg';
-import { query, run, transaction } from '../db/sql';
-import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, IS_OCCUPANT, PURGE_HIDDEN_BY_ALL } from '../db/statements/messages';
+import { query } from '../db/sql';
+import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, IS_OCCUPANT } from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession } from './auth';
 import type { Caller } from './caller';
@@ -72,12 +72,8 @@ export class MessagesService {
   }
 
   private async hideFor(applicationId: number, userId: number, ids: string[]): Promise<string[]> {
-    return transaction(this.pool, HIDE_FOR_USER.name, async (client) => {
-      const [row] = await run(client, HIDE_FOR_USER, [applicationId, userId, ids]);
-      const hidden = row?.ids ?? [];
-      if (hidden.length > 0) await run(client, PURGE_HIDDEN_BY_ALL, [hidden, userId, this.retentionSeconds]);
-      return hidden;
-    });
+    const [row] = await query(this.pool, HIDE_FOR_USER, [applicationId, userId, ids, this.retentionSeconds]);
+    return row?.ids ?? [];
   }
 
   private async deleteForEveryone(caller: Caller, ids: string[]): Promise<string[]> {

@@ -10,6 +10,16 @@
 // on a pooled connection, returned at once: between batches and between runs
 // the sweeper holds no connection and no lock, and requests waiting for a
 // connection (the embedded database has one) get it before the next batch.
+//
+// It yields to requests: after each batch it pauses in proportion to the
+// time the batch took, so that its statements take at most `maxShare` percent
+// of the time while it works through a backlog (SWEEP_MAX_SHARE). On a shared
+// database server, a sweeper running batches back to back took the CPU the
+// requests needed: the REST lookup on the sweeping instance fell to ~0.58 of
+// its throughput while 1,000,000 expired sessions went (BENCHMARKS.md,
+// "The sweeper"). A batch's time is what it cost the database, whatever
+// slowed it, so the pause grows when the server is busy, with no setting to
+// tune per machine.
 import type { Pool } from 'pg';
 import { query, type Statement } from '../db/sql';
 import { SWEEP_NONCES, SWEEP_RETAINED_CONTENT, SWEEP_SESSIONS } from '../db/statements/sweeper';
@@ -25,6 +35,13 @@ export interface SweeperOptions {
   batchSize?: number;
   /** Session requests' timestamp window (SESSION_TIMESTAMP_WINDOW_S): pairs signed before it can go. */
   timestampWindowSeconds?: number;
+  /**
+   * Percent of the time the sweeper's statements may take while it works
+   * through a backlog (SWEEP_MAX_SHARE, 1 to 100): after a batch of t ms it
+   * pauses t × (100 / maxShare − 1) ms. 100: batches back to back (the admin
+   * CLI's `sweep`, which an operator runs to be done).
+   */
+  maxShare?: number;
   /** The clock the cut-offs are computed from (tests move it). */
   now?: () => number;
   /** Told of each run that removed something, or failed (main logs them). */
@@ -43,6 +60,12 @@ export interface SweepResult {
 
 export const SWEEP_INTERVAL_DEFAULT_MS = 60_000;
 export const SWEEP_BATCH_DEFAULT = 1_000;
+/**
+ * A tenth of the time: the foreground keeps ≥ 0.90 of its throughput while a
+ * backlog goes, and the sweep still removes a few thousand sessions a second
+ * (BENCHMARKS.md, "The sweeper"), far beyond what applications create.
+ */
+export const SWEEP_MAX_SHARE_DEFAULT = 10;
 
 /**
  * How long past its expiry a session is kept at least: an instance may still
@@ -62,14 +85,19 @@ export class Sweeper {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly windowMs: number;
+  private readonly pauseFactor: number;
   private readonly now: () => number;
   /** Everything this instance removed since it started (the metric). */
   readonly removed = none();
+  /** Milliseconds this instance's sweep statements took since it started (the metric: its share of the time). */
+  busyMs = 0;
   /** Runs by outcome (the metric): swept (the lock was free), skipped (another instance held it), failed. */
   readonly runs = { swept: 0, skipped: 0, failed: 0 };
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<SweepResult> | undefined;
   private stopped = false;
+  /** Ends the pause between two batches at once (stop). */
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly pool: Pool,
@@ -78,6 +106,7 @@ export class Sweeper {
     this.intervalMs = options.intervalMs ?? SWEEP_INTERVAL_DEFAULT_MS;
     this.batchSize = options.batchSize ?? SWEEP_BATCH_DEFAULT;
     this.windowMs = (options.timestampWindowSeconds ?? TIMESTAMP_WINDOW_DEFAULT_S) * 1000;
+    this.pauseFactor = 100 / (options.maxShare ?? SWEEP_MAX_SHARE_DEFAULT) - 1;
     this.now = options.now ?? Date.now;
   }
 
@@ -117,6 +146,7 @@ export class Sweeper {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
     await this.current?.catch(() => {});
   }
 
@@ -131,7 +161,10 @@ export class Sweeper {
       ];
       for (const [kind, batch] of batches) {
         while (!this.stopped) {
+          const started = performance.now();
           const row = await batch();
+          const ms = performance.now() - started;
+          this.busyMs += ms;
           result.batches++;
           if (!row?.locked) {
             result.skipped = true;
@@ -141,6 +174,7 @@ export class Sweeper {
           result.removed[kind] += row.removed;
           this.removed[kind] += row.removed;
           if (row.removed < this.batchSize) break;
+          await this.yieldAfter(ms);
         }
       }
       this.runs.swept++;
@@ -151,6 +185,20 @@ export class Sweeper {
       this.options.onError?.(error);
       throw error;
     }
+  }
+
+  /** The pause after a full batch that took `ms`: requests get the database to themselves meanwhile. */
+  private async yieldAfter(ms: number): Promise<void> {
+    if (this.pauseFactor <= 0 || this.stopped) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms * this.pauseFactor);
+      timer.unref();
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = undefined;
   }
 
   private async batch<P extends readonly unknown[]>(sql: Statement<P, { locked: boolean; removed: number }>, values: P) {

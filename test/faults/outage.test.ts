@@ -150,12 +150,15 @@ type OutageCode = keyof typeof MESSAGE_OF;
 /**
  * The documented answer to a request the database could not serve (README,
  * Errors): 503 with `{"errors":[message]}` on the delete and address-book
- * paths, 503 with `{"code","message"}` on the lookup, and on /graphql HTTP 200
- * with the code in `errors[].extensions.code` and the field null. Returns the
+ * paths, 503 with `{"code","message"}` on the lookup, both with Retry-After,
+ * and on /graphql HTTP 200 with the code in `errors[].extensions.code`, when
+ * to retry in `extensions.retryAfterSeconds`, and the field null. Returns the
  * code, or null when the answer is not that.
  */
-function outageCode(style: Style, status: number, body: any): OutageCode | null {
+function outageCode(style: Style, status: number, body: any, retryAfter: string | null): OutageCode | null {
   const codeOfMessage = (message: unknown) => (Object.keys(MESSAGE_OF) as OutageCode[]).find((code) => MESSAGE_OF[code] === message) ?? null;
+  // REST: when to retry, in the header (ERRORS' retryAfterSeconds).
+  if (style !== 'graphql' && !(Number(retryAfter) >= 1)) return null;
   if (style === 'list') {
     if (status !== 503 || Object.keys(body ?? {}).join() !== 'errors' || body.errors.length !== 1) return null;
     return codeOfMessage(body.errors[0]);
@@ -175,7 +178,7 @@ function outageCode(style: Style, status: number, body: any): OutageCode | null 
   const [error] = errors;
   const field = Object.keys(body.data ?? {})[0];
   if (body.data !== null && (field === undefined || body.data[field] !== null)) return null;
-  if (Object.keys(error.extensions ?? {}).join() !== 'code') return null;
+  if (Object.keys(error.extensions ?? {}).join() !== 'code,retryAfterSeconds' || !(error.extensions.retryAfterSeconds >= 1)) return null;
   return codeOfMessage(error.message) === error.extensions.code ? (error.extensions.code as OutageCode) : null;
 }
 
@@ -196,9 +199,11 @@ async function send(kind: Kind): Promise<Outcome> {
   const startedAt = Date.now();
   let status = 0;
   let text: string;
+  let retryAfter: string | null = null;
   try {
     const response = await kind.send();
     status = response.status;
+    retryAfter = response.headers.get('retry-after');
     text = await response.text();
   } catch (error) {
     // The service itself must never drop a connection.
@@ -214,7 +219,7 @@ async function send(kind: Kind): Promise<Outcome> {
   let result: Outcome['result'] = 'unexpected';
   if (!LEAK.test(text)) {
     if (kind.normal(status, body)) result = 'normal';
-    else result = outageCode(kind.style, status, body) ?? 'unexpected';
+    else result = outageCode(kind.style, status, body, retryAfter) ?? 'unexpected';
     if (result === 'WRITE_OUTCOME_UNKNOWN' && !kind.writes) result = 'unexpected';
   }
   return { kind: kind.name, startedAt, endedAt, status, result, text };

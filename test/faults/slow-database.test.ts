@@ -154,7 +154,7 @@ function isTimeoutAnswer(style: Style, status: number, body: any): boolean {
     Array.isArray(errors) &&
     errors.length === 1 &&
     errors[0].message === message &&
-    JSON.stringify(errors[0].extensions) === JSON.stringify({ code: 'DATABASE_TIMEOUT' })
+    JSON.stringify(errors[0].extensions) === JSON.stringify({ code: 'DATABASE_TIMEOUT', retryAfterSeconds: 2 })
   );
 }
 

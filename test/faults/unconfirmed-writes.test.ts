@@ -145,7 +145,7 @@ maybe('a delete in the same position answers WRITE_OUTCOME_UNKNOWN on REST and o
     expect(gqlDelete.status).toBe(200);
     expect(gqlDelete.body.data).toBeNull();
     expect(gqlDelete.body.errors.map((e: { message: string; extensions: unknown }) => [e.message, e.extensions])).toEqual([
-      [MESSAGES.writeOutcomeUnknown, { code: 'WRITE_OUTCOME_UNKNOWN' }],
+      [MESSAGES.writeOutcomeUnknown, { code: 'WRITE_OUTCOME_UNKNOWN', retryAfterSeconds: 1 }],
     ]);
   } finally {
     await synchronousStandby(null);

@@ -197,10 +197,20 @@ describe('failures show no internals', () => {
         200,
         {
           data: null,
-          errors: [{ message: unavailable, locations: expect.any(Array), path: ['registeredUsers'], extensions: { code: 'SERVICE_UNAVAILABLE' } }],
+          errors: [
+            {
+              message: unavailable,
+              locations: expect.any(Array),
+              path: ['registeredUsers'],
+              extensions: { code: 'SERVICE_UNAVAILABLE', retryAfterSeconds: 1 },
+            },
+          ],
         },
       ],
     ]);
+
+    // Every REST 503 says when to retry; GraphQL says it in the error's extensions.
+    expect(down.slice(0, 4).map((r) => r.headers.get('retry-after'))).toEqual(['1', '1', '1', '1']);
 
     await database.close();
     const closed = await calls();

@@ -131,6 +131,58 @@ test('removes expired sessions, used nonces past the window and retained text pa
   }
 });
 
+test('yields to requests: after each full batch it pauses in proportion to the batch, so its statements take at most SWEEP_MAX_SHARE of the time', async () => {
+  const t = await seedTenant(service.app.provisioning);
+  const backlog = { expiredSessions: 3_000, oldNonces: 0, retainedPastTime: 0 };
+  /** One run over a fresh backlog: the run's wall time over the time its statements took. */
+  const elapsedOverBusy = async (maxShare: number): Promise<number> => {
+    await fill(service.db.pool, t, backlog);
+    const services = createServices(service.db, { sweeper: { batchSize: 500, maxShare } });
+    try {
+      const started = performance.now();
+      const result = await services.sweeper.runOnce();
+      const elapsed = performance.now() - started;
+      expect(result.removed.sessions).toBe(backlog.expiredSessions);
+      return elapsed / services.sweeper.busyMs;
+    } finally {
+      await services.close();
+    }
+  };
+  // A fifth of the time: a pause of four times each of the six full batches
+  // (the three short ones that end the kinds take no pause, and little time).
+  const paced = await elapsedOverBusy(20);
+  // Back to back: the run is its statements.
+  const flat = await elapsedOverBusy(100);
+  figures.pacing = { maxShare20: Math.round(paced * 100) / 100, maxShare100: Math.round(flat * 100) / 100 };
+  expect(paced).toBeGreaterThan(3);
+  expect(flat).toBeLessThan(2);
+});
+
+test('stop ends a pause at once: a shutdown never waits for the sweeper to rest', async () => {
+  const t = await seedTenant(service.app.provisioning);
+  await fill(service.db.pool, t, { expiredSessions: 2_000, oldNonces: 0, retainedPastTime: 0 });
+  // One percent: after its first batch of 1,000 the sweeper would rest 99 times that batch's time.
+  const services = createServices(service.db, { sweeper: { batchSize: 1_000, maxShare: 1 } });
+  try {
+    const run = services.sweeper.runOnce();
+    while (services.sweeper.busyMs === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const pause = services.sweeper.busyMs * 99;
+    const stopping = performance.now();
+    await services.sweeper.stop();
+    const waited = performance.now() - stopping;
+    const result = await run;
+    figures.stopDuringPause = { pauseMs: Math.round(pause), stopMs: Math.round(waited) };
+    // It ended after the one batch, inside what would have been its pause.
+    expect(result.removed.sessions).toBe(1_000);
+    expect(waited).toBeLessThan(pause);
+  } finally {
+    await services.close();
+  }
+  // What it left goes, so that the tests after this one find only their own backlog.
+  const rest = createServices(service.db, { sweeper: { maxShare: 100 } });
+  await rest.sweeper.runOnce().finally(() => rest.close());
+});
+
 const onServer = requires(needServer).test;
 onServer('removes nothing while another instance holds the sweep lock, and everything once it is free', async () => {
   const t = await seedTenant(service.app.provisioning);
@@ -288,7 +340,7 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
 });
 
 test('its settings, the cap and the retention have defaults, and a value that would break them stops the start naming the variable', () => {
-  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
+  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SWEEP_MAX_SHARE: 10, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
   expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({
     SWEEP_INTERVAL_MS: 0,
     DELETED_CONTENT_RETENTION_S: 2_592_000,
@@ -298,6 +350,8 @@ test('its settings, the cap and the retention have defaults, and a value that wo
     ['SWEEP_INTERVAL_MS', '-1'],
     ['SWEEP_BATCH_SIZE', '0'],
     ['SWEEP_BATCH_SIZE', '100001'],
+    ['SWEEP_MAX_SHARE', '0'],
+    ['SWEEP_MAX_SHARE', '101'],
     ['SESSIONS_PER_USER_MAX', '0'],
     ['SESSIONS_PER_USER_MAX', 'many'],
     ['DELETED_CONTENT_RETENTION_S', '-1'],

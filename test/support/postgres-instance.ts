@@ -66,6 +66,8 @@ export interface PostgresInstance {
   restart(options?: { mode?: StopMode }): Promise<void>;
   /** Stops it if running and removes its folder. */
   destroy(): Promise<void>;
+  /** The server's postmaster (PostgreSQL only): for signals pg_ctl has no mode for, such as a smart shutdown held open. */
+  postmasterPid?(): number | undefined;
 }
 
 /** Why the real binaries were not used (null when they were or were not looked for). */
@@ -258,6 +260,11 @@ class ServerInstance extends InstanceBase implements PostgresInstance {
     if (!this.up) return;
     await runBinary(this.binaries, 'pg_ctl', ['-D', this.dataDir, '-m', options.mode ?? 'fast', '-w', '-t', '60', 'stop'], this.dir);
     this.up = false;
+  }
+
+  postmasterPid(): number | undefined {
+    const file = path.join(this.dataDir, 'postmaster.pid');
+    return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : undefined;
   }
 
   /** The server's log, for failure messages. */

@@ -2,70 +2,20 @@
 import { computed, fields, statement } from '../sql';
 
 /**
- * Rule 1 / 4: visible to the user (an occupant, not yet deleted or hidden) →
- * hidden for them. Also takes, until the transaction ends, a lock per dialog
- * of those messages (in key order, so that two hides cannot deadlock on
- * them): PURGE_HIDDEN_BY_ALL, next in the same transaction, then sees every
- * other occupant's committed hide and none in progress. "hide" in the high
- * half of the key, a hash of the dialog in the low half (two dialogs sharing
- * a hash only wait for each other).
+ * Rule 1 / 4: visible to user $2 (an occupant, in application $1, not yet
+ * deleted or hidden) → hidden for them; of those, the messages every
+ * occupant has now hidden lose their text (kept aside $4 seconds when > 0).
+ * One call of a PL/pgSQL function (the migration messages_hide_function
+ * holds it, and says why): it locks the messages' dialogs first, so that two
+ * occupants hiding one message at once cannot both miss the other's hide and
+ * leave the text behind, then hides and purges, each statement reading after
+ * the locks. One round trip where a transaction of three statements took four.
  */
 export const HIDE_FOR_USER = statement({
   name: 'messages.hide_for_user',
-  params: ['int4', 'int4', '_text'],
-  columns: { ids: computed('_text'), dialogs: computed('int4') },
-  text: `WITH visible AS (
-           SELECT m.id, m.dialog_id
-             FROM messages m
-             JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
-             JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
-            WHERE m.id = ANY($3::text[]) AND m.deleted_at IS NULL
-         ), locked AS (
-           SELECT pg_advisory_xact_lock(k)
-             FROM (SELECT DISTINCT (x'68696465'::bigint << 32) | (hashtext(dialog_id)::bigint & 4294967295) AS k
-                     FROM visible ORDER BY k) keys
-         ), hidden AS (
-           -- After the locks (the condition is evaluated before the first
-           -- row): a hide waiting for a lock holds no row another waits for.
-           INSERT INTO message_hides (message_id, user_id)
-           SELECT id, $2 FROM visible WHERE (SELECT count(*) FROM locked) >= 0
-           ON CONFLICT DO NOTHING
-           RETURNING message_id
-         )
-         SELECT ARRAY(SELECT message_id FROM hidden) AS ids, (SELECT count(*)::int FROM locked) AS dialogs`,
-});
-
-/**
- * The content of those of messages $1 (just hidden by user $2) that every
- * other occupant of their dialog has hidden too goes, as with a delete for
- * everyone (a copy kept aside when $3, the retention in seconds, is > 0).
- * After HIDE_FOR_USER in its transaction: two occupants hiding one message at
- * once would otherwise each miss the other's uncommitted hide, and the text
- * would stay.
- */
-export const PURGE_HIDDEN_BY_ALL = statement({
-  name: 'messages.purge_hidden_by_all',
-  params: ['_text', 'int4', 'int4'],
-  columns: { purged: computed('int4') },
-  text: `WITH complete AS (
-           SELECT m.id, m.body
-             FROM messages m
-            WHERE m.id = ANY($1::text[]) AND m.body IS NOT NULL
-              AND NOT EXISTS (
-                SELECT 1 FROM dialog_occupants o
-                 WHERE o.dialog_id = m.dialog_id AND o.user_id <> $2
-                   AND NOT EXISTS (SELECT 1 FROM message_hides x WHERE x.message_id = m.id AND x.user_id = o.user_id))
-         ), purged AS (
-           UPDATE messages m SET body = NULL
-             FROM complete c
-            WHERE m.id = c.id AND m.body IS NOT NULL
-           RETURNING m.id, c.body
-         ), retained AS (
-           INSERT INTO retained_message_contents (message_id, body, expires_at)
-           SELECT id, body, now() + make_interval(secs => $3::int) FROM purged WHERE $3::int > 0
-           ON CONFLICT (message_id) DO NOTHING
-         )
-         SELECT count(*)::int AS purged FROM purged`,
+  params: ['int4', 'int4', '_text', 'int4'],
+  columns: { ids: computed('_text') },
+  text: `SELECT messages_hide_for_user($1, $2, $3, $4) AS ids`,
 });
 
 /**

@@ -415,9 +415,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -549,9 +551,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -671,9 +675,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -861,9 +867,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -1007,9 +1015,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -1124,9 +1134,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -1320,9 +1332,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -1481,9 +1495,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -1672,9 +1688,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
@@ -1833,9 +1851,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description SERVICE_UNAVAILABLE: The database cannot be reached, or this instance is shutting down; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
+            /** @description SERVICE_UNAVAILABLE: The database cannot take the request now (unreachable, refusing connections, out of connections, restarting, shutting down), or this instance is shutting down; nothing was written; retry ("Service temporarily unavailable: the database cannot be reached", "Service temporarily unavailable: this instance is shutting down"). DATABASE_BUSY: A deadlock or serialization failure with a concurrent request; nothing was written; retry ("Service temporarily unavailable: a concurrent request conflicted with this one; retry"). DATABASE_TIMEOUT: The database did not answer within DB_STATEMENT_TIMEOUT_MS (slow statement, or no free connection) ("Service temporarily unavailable: the database did not answer in time"). WRITE_OUTCOME_UNKNOWN: A write was sent but its commit was never confirmed (the connection was lost in a failover, or the synchronous standby did not confirm in time): it may or may not have been applied; retry, or read to find out ("Service temporarily unavailable: the write was sent but its commit could not be confirmed; it may or may not have been applied"). */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
                     /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */

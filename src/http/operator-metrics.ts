@@ -1,0 +1,116 @@
+// The metrics an operator watches a deployment by (deploy/grafana, the rules in
+// deploy/prometheus), beside the request histogram and the pool gauge of
+// observability.ts, in the same registry (served as /metrics is):
+//
+// - build_info{version,revision,node} 1: what runs, for dashboards and for
+//   telling a rollout's two versions apart;
+// - http_requests_in_flight: requests received and not yet answered (saturation);
+// - db_pool_waits_total, db_pool_wait_seconds_total: requests for a database
+//   connection that found the pool full and queued, and how long they waited;
+// - db_replica_up{replica}, db_replica_lag_seconds{replica},
+//   db_replica_lag_bytes{replica}: each read replica in use or not, and how far
+//   behind (with DATABASE_READ_URL; `replica` is its place in the list);
+// - redis_up: the shared Redis connection ready (with REDIS_URL).
+//
+// Live subscriptions, when the service has them (graphql-ws), add their own
+// here: sockets open (`graphql_ws_connections`) and events delivered
+// (`events_delivered_total`), with the dashboard's row and rules beside them.
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Database } from '../db';
+import type { SharedRedis } from '../scale/redis';
+import type { ReadReplicas } from '../scale/replicas';
+import { buildInfo } from '../version';
+
+export interface OperatorMetricsOptions {
+  database: Database;
+  reads?: ReadReplicas | undefined;
+  redis?: SharedRedis | undefined;
+}
+
+export function registerOperatorMetrics(fastify: FastifyInstance, registry: Registry, options: OperatorMetricsOptions): void {
+  const build = buildInfo();
+  new Gauge({
+    name: 'build_info',
+    help: 'The running build: package version, source revision (BUILD_REVISION) and Node.js version; always 1',
+    labelNames: ['version', 'revision', 'node'] as const,
+    registers: [registry],
+  }).set(build, 1);
+
+  // Counted in two callback hooks (no promise per request); an aborted
+  // request, which never finishes, is counted out when it is aborted.
+  let inFlight = 0;
+  fastify.addHook('onRequest', (_request, _reply, done) => {
+    inFlight++;
+    done();
+  });
+  fastify.addHook('onResponse', (_request, _reply, done) => {
+    inFlight--;
+    done();
+  });
+  fastify.addHook('onRequestAbort', (_request, done) => {
+    inFlight--;
+    done();
+  });
+  new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'Requests received and not yet answered',
+    registers: [registry],
+    collect() {
+      this.set(Math.max(0, inFlight));
+    },
+  });
+
+  const { database } = options;
+  new Counter({
+    name: 'db_pool_waits_total',
+    help: 'Requests for a database connection that found the pool full (DB_POOL_MAX) and queued',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(database.poolWaits().count);
+    },
+  });
+  new Counter({
+    name: 'db_pool_wait_seconds_total',
+    help: 'Seconds requests waited in the pool queue for a database connection, in all',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(database.poolWaits().seconds);
+    },
+  });
+
+  const { reads } = options;
+  if (reads) {
+    const each = (name: string, help: string, value: (lag: ReturnType<ReadReplicas['lag']>[number]) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['replica'] as const,
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const lag of reads.lag()) {
+            const v = value(lag);
+            if (v !== undefined) this.set({ replica: String(lag.replica) }, v);
+          }
+        },
+      });
+    each('db_replica_up', 'Whether each read replica is in use (answering, and within READ_REPLICA_MAX_LAG_MS)', (lag) => (lag.healthy ? 1 : 0));
+    each('db_replica_lag_seconds', "How far each read replica's replay is behind the primary, in seconds (sampled every health check)", (lag) => lag.seconds);
+    each('db_replica_lag_bytes', "How far each read replica's replay is behind the primary's last sampled position, in bytes of WAL", (lag) => lag.bytes);
+  }
+
+  const { redis } = options;
+  if (redis) {
+    new Gauge({
+      name: 'redis_up',
+      help: 'Whether the connection to the shared Redis (REDIS_URL) is ready',
+      registers: [registry],
+      collect() {
+        this.set(redis.client.status === 'ready' ? 1 : 0);
+      },
+    });
+  }
+}
