@@ -46,6 +46,9 @@ export const TEST_PACKAGES: Needed[] = [
   { program: '/usr/sbin/varnishd', pkg: 'varnish' },
   // test/db/pgbouncer.test.ts
   { program: 'pgbouncer', pkg: 'pgbouncer' },
+  // test/ops/deploy.test.ts: promtool checks the alerting rules, HAProxy its configurations
+  { program: 'promtool', pkg: 'prometheus' },
+  { program: 'haproxy', pkg: 'haproxy' },
 ];
 
 const present = (n: Needed): boolean => (path.isAbsolute(n.program) ? existsSync(n.program) : spawnSync('which', [n.program]).status === 0);
