@@ -340,7 +340,13 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
 });
 
 test('its settings, the cap and the retention have defaults, and a value that would break them stops the start naming the variable', () => {
-  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SWEEP_MAX_SHARE: 10, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
+  expect(loadConfig({})).toMatchObject({
+    SWEEP_INTERVAL_MS: 60_000,
+    SWEEP_BATCH_SIZE: 1_000,
+    SWEEP_MAX_SHARE: 10,
+    SESSIONS_PER_USER_MAX: 100,
+    DELETED_CONTENT_RETENTION_S: 0,
+  });
   expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({
     SWEEP_INTERVAL_MS: 0,
     DELETED_CONTENT_RETENTION_S: 2_592_000,
