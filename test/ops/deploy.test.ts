@@ -12,6 +12,7 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
 import { startService, type TestService } from '../support/service';
+import { needOnPath, requires } from '../support/requires';
 
 const DEPLOY = path.resolve(__dirname, '../../deploy');
 const KUBERNETES = path.join(DEPLOY, 'kubernetes');
@@ -84,8 +85,7 @@ describe('Kubernetes manifests', () => {
   });
 });
 
-const promtool = spawnSync('promtool', ['--version']).status === 0;
-(promtool ? test : test.skip)('promtool accepts the rules', () => {
+requires(needOnPath('promtool', 'apt-get install prometheus')).test('promtool accepts the rules', () => {
   expect(execFileSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' })).toMatch(/SUCCESS: \d+ rules found/);
 });
 
@@ -236,21 +236,23 @@ test('the compose file names files that exist and the images CI makes', () => {
   expect(compose.services.api!.image).toMatch(/^\$\{API_IMAGE:-/);
 });
 
-const haproxy = spawnSync('haproxy', ['-v']).status === 0;
-(haproxy ? test : test.skip)("deploy/haproxy's configurations, filled in as the scale proofs fill them, pass HAProxy's own check", async () => {
-  const { writeServiceBalancer, writeDatabaseBalancer } = await import('../../scripts/scale/haproxy');
-  const dir = mkdtempSync(path.join(tmpdir(), 'deploy-haproxy-'));
-  try {
-    for (const file of [
-      writeServiceBalancer(dir, 4000, [4001, 4002, 4003]),
-      writeDatabaseBalancer(dir, 5000, 5001, [
-        { name: 'node0', port: 5432, restPort: 8008 },
-        { name: 'node1', port: 5433, restPort: 8009 },
-      ]),
-    ]) {
-      expect(spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' }).stdout).toMatch(/Configuration file is valid/);
+requires(needOnPath('haproxy', 'apt-get install haproxy')).test(
+  "deploy/haproxy's configurations, filled in as the scale proofs fill them, pass HAProxy's own check",
+  async () => {
+    const { writeServiceBalancer, writeDatabaseBalancer } = await import('../../scripts/scale/haproxy');
+    const dir = mkdtempSync(path.join(tmpdir(), 'deploy-haproxy-'));
+    try {
+      for (const file of [
+        writeServiceBalancer(dir, 4000, [4001, 4002, 4003]),
+        writeDatabaseBalancer(dir, 5000, 5001, [
+          { name: 'node0', port: 5432, restPort: 8008 },
+          { name: 'node1', port: 5433, restPort: 8009 },
+        ]),
+      ]) {
+        expect(spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' }).stdout).toMatch(/Configuration file is valid/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

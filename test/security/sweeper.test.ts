@@ -18,6 +18,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { type Database, openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { recordFigures } from '../support/figures';
+import { needServer, requires } from '../support/requires';
 import { startIsolatedService } from '../support/fuzz';
 import { seedTenant, servicesOver, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';
@@ -182,7 +183,7 @@ test('stop ends a pause at once: a shutdown never waits for the sweeper to rest'
   await rest.sweeper.runOnce().finally(() => rest.close());
 });
 
-const onServer = usingServer() ? test : test.skip;
+const onServer = requires(needServer).test;
 onServer('removes nothing while another instance holds the sweep lock, and everything once it is free', async () => {
   const t = await seedTenant(service.app.provisioning);
   await fill(service.db.pool, t, { expiredSessions: 300, oldNonces: 10, retainedPastTime: 10 });
@@ -339,7 +340,13 @@ test('main starts it: expired sessions go on its interval, /metrics counts them,
 });
 
 test('its settings, the cap and the retention have defaults, and a value that would break them stops the start naming the variable', () => {
-  expect(loadConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 60_000, SWEEP_BATCH_SIZE: 1_000, SWEEP_MAX_SHARE: 10, SESSIONS_PER_USER_MAX: 100, DELETED_CONTENT_RETENTION_S: 0 });
+  expect(loadConfig({})).toMatchObject({
+    SWEEP_INTERVAL_MS: 60_000,
+    SWEEP_BATCH_SIZE: 1_000,
+    SWEEP_MAX_SHARE: 10,
+    SESSIONS_PER_USER_MAX: 100,
+    DELETED_CONTENT_RETENTION_S: 0,
+  });
   expect(loadConfig({ SWEEP_INTERVAL_MS: '0', DELETED_CONTENT_RETENTION_S: '2592000' })).toMatchObject({
     SWEEP_INTERVAL_MS: 0,
     DELETED_CONTENT_RETENTION_S: 2_592_000,
