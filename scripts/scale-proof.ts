@@ -1,5 +1,6 @@
 // npm run scale:proof [-- --duration 60 --rate 120 --users 40]
 // npm run scale:proof -- --failover [--duration 90 --nodes 2 --async --retry-ms 5000]
+// npm run scale:proof -- [--failover] --refuse-writes   (a check of the checks: must fail)
 //
 // The service past one machine, proved on this one (SCALING.md). Without
 // --failover: 3 instances, PgBouncer, a streaming standby and Redis, under
@@ -8,7 +9,9 @@
 // synchronous standby killed, a switchover (scripts/scale/failover-proof.ts).
 // Both install what they need from Debian's packages as their first step,
 // stop everything they started and delete their data, whatever happens;
-// they exit non-zero when a check fails.
+// they exit non-zero when a check fails. --refuse-writes sends the load's
+// uploads and deletes with a token the service refuses: such a run must
+// fail its checks (no acknowledged writes, every write answered 401).
 import { parseArgs } from 'node:util';
 import { baseProof } from './scale/base-proof';
 import { failoverProof } from './scale/failover-proof';
@@ -23,6 +26,7 @@ const { values: args } = parseArgs({
     nodes: { type: 'string', default: '2' },
     async: { type: 'boolean', default: false },
     'retry-ms': { type: 'string', default: '5000' },
+    'refuse-writes': { type: 'boolean', default: false },
   },
 });
 
@@ -39,6 +43,7 @@ const common = {
   durationS: positive('duration', args.duration ?? (args.failover ? '90' : '60'), 10),
   rate: positive('rate', args.rate),
   users: positive('users', args.users, 2),
+  refuseWrites: args['refuse-writes'],
 };
 const runner = new Runner();
 if (args.failover) {

@@ -11,6 +11,8 @@ export interface Fault {
   name: string;
   /** When to inject it, as a fraction of the run's duration. */
   at: number;
+  /** It kills a process that holds clients' connections: an attempt may get no answer (clients retry those too). */
+  dropsConnections?: boolean;
   /** Injects it, waits until the system is whole again, and may report figures of its own. */
   // eslint-disable-next-line @typescript-eslint/no-invalid-void-type -- a fault with no figures is an async function that returns nothing
   run(): Promise<Record<string, number | string> | void>;
@@ -20,6 +22,7 @@ export interface FaultWindow {
   name: string;
   start: number;
   end: number;
+  dropsConnections: boolean;
   /** What the fault itself measured (e.g. promotion time). */
   figures: Record<string, number | string>;
 }
@@ -42,7 +45,7 @@ export function scheduleFaults(t0: number, durationS: number, faults: Fault[]): 
         const start = Date.now();
         log(`fault: ${fault.name}`);
         const figures = (await fault.run()) ?? {};
-        windows.push({ name: fault.name, start, end: Date.now(), figures });
+        windows.push({ name: fault.name, start, end: Date.now(), dropsConnections: fault.dropsConnections ?? false, figures });
         log(`fault: ${fault.name}: whole again in ${Date.now() - start} ms ${JSON.stringify(figures)}`);
       }
     } finally {

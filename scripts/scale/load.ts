@@ -7,7 +7,9 @@
 // Mix: lookups 30%, registered users 25%, upload then read 20%, address book
 // 10%, session 10%, message delete 5%. Every acknowledged write is recorded
 // (the proof then looks for it on the database), with each failed attempt's
-// kind: its status and error code, or "no answer".
+// kind: its status and error code, or "no answer". Every operation is valid
+// and made with a live session: its answer is a 2xx, and anything else (a
+// 4xx included) is a failure.
 import { ERRORS, MESSAGES } from '../../src/errors';
 import type { VirtualUser } from './seed';
 import { sleep } from './processes';
@@ -16,6 +18,7 @@ export interface Sample {
   at: number;
   op: string;
   ms: number;
+  /** Answered 2xx in the end. */
   ok: boolean;
   status: number;
   /** The final answer's kind when it failed: e.g. "503 WRITE_OUTCOME_UNKNOWN", "no answer". */
@@ -46,7 +49,19 @@ export interface LoadOptions {
   retryMs: number;
   /** The load goes on past the duration until this says the faults are over. */
   done(): boolean;
+  /**
+   * A check of the checks (`scale:proof -- --refuse-writes`): uploads and
+   * deletes carry a token no session has, so the service refuses every one
+   * (401). A proof run so must fail.
+   */
+  refuseWrites?: boolean;
 }
+
+/** Each operation's weight in the mix, out of 100. */
+export const MIX = { lookup: 30, 'registered users': 25, 'upload then read': 20, 'address book': 10, session: 10, 'delete message': 5 } as const;
+
+/** How many of an operation a load at `rate` for `durationS` schedules (the mix's share of every scheduled operation). */
+export const scheduled = (op: keyof typeof MIX, rate: number, durationS: number): number => Math.floor((rate * durationS * MIX[op]) / 100);
 
 const MESSAGE_CODES = new Map<string, string>(
   Object.entries({
@@ -60,14 +75,26 @@ const MESSAGE_CODES = new Map<string, string>(
   }),
 );
 
-/** "503 DATABASE_TIMEOUT" from either REST shape; "503 (not the service's)" for a body that is neither (e.g. a proxy's page). */
+/** The first message of a REST error body: the list form, or the object form's first field. */
+function firstMessage(errors: unknown): unknown {
+  if (Array.isArray(errors)) return errors[0];
+  if (errors !== null && typeof errors === 'object') return Object.values(errors).flat()[0];
+  return undefined;
+}
+
+/**
+ * "503 DATABASE_TIMEOUT" from either REST shape; a client error with its
+ * message ("401 Required session does not exist"); "503 (not the service's)"
+ * for a body that is neither (e.g. a proxy's page).
+ */
 export function kindOf(status: number, text: string): string {
   try {
     const body = JSON.parse(text) as { code?: unknown; errors?: unknown };
     if (typeof body.code === 'string' && body.code in ERRORS) return `${status} ${body.code}`;
-    const message: unknown = Array.isArray(body.errors) ? body.errors[0] : undefined;
+    const message = firstMessage(body.errors);
     const code = typeof message === 'string' ? MESSAGE_CODES.get(message) : undefined;
     if (code) return `${status} ${code}`;
+    if (typeof message === 'string' && status < 500) return `${status} ${message}`;
   } catch {
     // Not JSON.
   }
@@ -123,8 +150,10 @@ function operations(options: LoadOptions, result: LoadResult): Op[] {
   let writeSeq = 0;
   const measured = async (op: string, method: string, pathname: string, user: VirtualUser, body?: unknown): Promise<Answer> => {
     const started = Date.now();
-    const answer = await call(base, retryMs, method, pathname, { 'SVC-Token': user.token }, body);
-    const ok = answer.status > 0 && answer.status < 500;
+    const writes = method !== 'GET';
+    const token = options.refuseWrites && writes ? `refused-${user.token}` : user.token;
+    const answer = await call(base, retryMs, method, pathname, { 'SVC-Token': token }, body);
+    const ok = answer.status >= 200 && answer.status < 300;
     const kind = ok ? undefined : answer.status === 0 ? answer.text : kindOf(answer.status, answer.text);
     result.samples.push({ at: started, op, ms: Date.now() - started, ok, status: answer.status, kind, failed: answer.failed });
     return answer;
@@ -165,14 +194,18 @@ function operations(options: LoadOptions, result: LoadResult): Op[] {
   return [
     {
       name: 'lookup',
-      weight: 30,
+      weight: MIX.lookup,
       run: (user) => measured('lookup', 'GET', `/users/external/${users[(user.externalUserId + 7) % users.length]!.externalUserId}.json`, user).then(() => {}),
     },
-    { name: 'registered users', weight: 25, run: (user) => measured('registered users', 'GET', '/address_book/registered_users.json', user).then(() => {}) },
-    { name: 'upload then read', weight: 20, run: uploadThenRead },
-    { name: 'address book', weight: 10, run: (user) => measured('address book', 'GET', '/address_book.json', user).then(() => {}) },
-    { name: 'session', weight: 10, run: (user) => measured('session', 'GET', '/session.json', user).then(() => {}) },
-    { name: 'delete message', weight: 5, run: deleteMessage },
+    {
+      name: 'registered users',
+      weight: MIX['registered users'],
+      run: (user) => measured('registered users', 'GET', '/address_book/registered_users.json', user).then(() => {}),
+    },
+    { name: 'upload then read', weight: MIX['upload then read'], run: uploadThenRead },
+    { name: 'address book', weight: MIX['address book'], run: (user) => measured('address book', 'GET', '/address_book.json', user).then(() => {}) },
+    { name: 'session', weight: MIX.session, run: (user) => measured('session', 'GET', '/session.json', user).then(() => {}) },
+    { name: 'delete message', weight: MIX['delete message'], run: deleteMessage },
   ];
 }
 

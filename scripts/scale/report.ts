@@ -64,7 +64,7 @@ export interface WindowFigures {
 /** Each window: attempts that failed and were retried (by kind), final errors (by kind), how long errors lasted. */
 export function windowFigures(samples: Sample[], w: FaultWindow): WindowFigures {
   const attempts = samples.flatMap((s) => s.failed).filter((f) => inWindow(w, f.at));
-  const finals = samples.filter((s) => !s.ok && inWindow(w, s.at));
+  const finals = samples.filter((s) => !s.ok && inWindow(w, answeredAt(s)));
   const times = attempts.map((a) => a.at);
   return {
     fault: w.name,
@@ -91,8 +91,15 @@ export function windowTable(samples: Sample[], windows: FaultWindow[]): { lines:
   return { lines, figures };
 }
 
+/**
+ * When a request's final answer came, which is when it failed: a request
+ * begun just before a fault, retrying through it, fails inside its window.
+ */
+export const answeredAt = (s: Sample): number => s.at + s.ms;
+
 /** Requests that failed outside every window. */
-export const failedOutside = (samples: Sample[], windows: FaultWindow[]): Sample[] => samples.filter((s) => !s.ok && !windows.some((w) => inWindow(w, s.at)));
+export const failedOutside = (samples: Sample[], windows: FaultWindow[]): Sample[] =>
+  samples.filter((s) => !s.ok && !windows.some((w) => inWindow(w, answeredAt(s))));
 
 /** Prints the report, writes SCALE_PROOF_OUT; answers whether every check passed. */
 export function printReport(lines: string[], checks: Check[], figures: Record<string, unknown>): boolean {

@@ -104,7 +104,7 @@ async function standbyDown(cluster: PatroniCluster, strict: boolean): Promise<st
 }
 
 async function measure(runner: Runner, rounds: number, requests: number): Promise<void> {
-  await runner.step('install Debian packages (patroni, etcd-server, etcd-client, haproxy)', () => installDebianPackages(FAILOVER_PACKAGES));
+  await runner.step('install Debian packages (PostgreSQL, Redis, patroni, etcd-server, etcd-client, haproxy)', () => installDebianPackages(FAILOVER_PACKAGES));
   const dir = runner.tempDir('chatsvc-sync-cost-', postgresUser());
   const cluster = new PatroniCluster(runner, dir, { nodes: 2, synchronous: true });
   await runner.step('topology: etcd, 2 Patroni nodes, HAProxy, Redis, 1 instance', () => cluster.start());

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { needServer, requires } from '../support/requires';
 
 const serverUrl = process.env.TEST_DATABASE_URL;
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -28,14 +29,8 @@ const SCENARIOS = [
 /** Scenarios run on an instance whose background work (the sweeper) never lets the statement count settle. */
 const UNCOUNTED = new Set(['sweeper_rest_lookup']);
 
-if (!serverUrl) {
-  console.warn(
-    'test/bench/smoke.test.ts skipped: the benchmark harness needs a PostgreSQL server. ' +
-      'Run with TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm test',
-  );
-}
-
-(serverUrl ? describe : describe.skip)('npm run bench -- --smoke', () => {
+// The benchmark harness needs a PostgreSQL server: skipped, saying so, on the embedded database.
+requires(needServer).describe('npm run bench -- --smoke', () => {
   let dir: string;
   let report: any;
   let output = '';

@@ -4,7 +4,8 @@
 // statements and a connection whose statement failed keep working.
 import { type Database, openDatabase } from '../../src/db';
 import { query, run, statement } from '../../src/db/sql';
-import { openTestDatabase, usingServer } from '../support/service';
+import { openTestDatabase } from '../support/service';
+import { needServer, requires } from '../support/requires';
 
 const PAIR = statement({
   name: 'test_described_pair',
@@ -67,7 +68,7 @@ test('every connection of the pool answers (each described once)', async () => {
   results.forEach((rows, i) => expect((rows[0] as { n: number }).n).toBe(i + 1));
 });
 
-(usingServer() ? test : test.skip)('unnamed statements (DB_PREPARED_STATEMENTS=unnamed) are described each time and answer the same', async () => {
+requires(needServer).test('unnamed statements (DB_PREPARED_STATEMENTS=unnamed) are described each time and answer the same', async () => {
   const unnamed = await openDatabase({ url: process.env.TEST_RUN_DATABASE_URL!, poolMax: 2, migrate: false, preparedStatements: 'unnamed' });
   try {
     for (let i = 0; i < 3; i++) {

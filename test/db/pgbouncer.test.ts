@@ -1,9 +1,10 @@
 // Behind PgBouncer in transaction mode (Debian's pgbouncer, started here in
-// front of the run's PostgreSQL server; skipped with a message where there is
-// no pgbouncer binary or no server): named statements and the statement_timeout
-// startup parameter fail, as the issue found; DB_PREPARED_STATEMENTS=unnamed
-// works, its statement timeout included.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+// front of the run's PostgreSQL server; skipped with a message on the
+// embedded database, and where there is no pgbouncer binary, which is a
+// failure under CI=true): named statements and the statement_timeout startup
+// parameter fail, as the issue found; DB_PREPARED_STATEMENTS=unnamed works,
+// its statement timeout included.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,12 +12,10 @@ import { openDatabase } from '../../src/db';
 import { query, statement } from '../../src/db/sql';
 import { writePgbouncerConfig } from '../../scripts/lib/pgbouncer';
 import { freePort } from '../../scripts/lib/ports';
+import { needOnPath, needServer, requires } from '../support/requires';
 
 const serverUrl = process.env.TEST_RUN_DATABASE_URL;
-const hasBouncer = spawnSync('which', ['pgbouncer']).status === 0;
-const reason = !serverUrl ? 'needs TEST_DATABASE_URL (a PostgreSQL server)' : !hasBouncer ? 'no pgbouncer binary (apt-get install pgbouncer)' : undefined;
-if (reason) console.warn(`pgbouncer.test.ts: skipped: ${reason}`);
-const maybe = reason ? test.skip : test;
+const withBouncer = requires(needServer, needOnPath('pgbouncer', 'apt-get install pgbouncer'));
 
 const ONE = statement({ name: 'test.bouncer_one', params: ['int4'], columns: {}, text: 'SELECT $1::int AS one' });
 const SLEEP = statement({ name: 'test.bouncer_sleep', params: [], columns: {}, text: 'SELECT pg_sleep(2)' });
@@ -26,7 +25,7 @@ let dir: string | undefined;
 let bouncerUrl = '';
 
 beforeAll(async () => {
-  if (reason) return;
+  if (!withBouncer.met) return;
   const port = await freePort();
   const server = new URL(serverUrl!);
   const database = server.pathname.slice(1);
@@ -74,14 +73,14 @@ async function concurrently(preparedStatements: 'named' | 'unnamed', statementTi
   }
 }
 
-maybe('named statements collide through a transaction pooler; unnamed ones do not', async () => {
+withBouncer.test('named statements collide through a transaction pooler; unnamed ones do not', async () => {
   const failures = await concurrently('named', 0);
   expect(failures.length).toBeGreaterThan(0);
   expect(String((failures[0] as { message?: unknown }).message)).toMatch(/prepared statement .* (already exists|does not exist)/);
   expect(await concurrently('unnamed', 0)).toEqual([]);
 });
 
-maybe('the statement timeout as a startup parameter is refused; SET LOCAL is accepted and bounds statements', async () => {
+withBouncer.test('the statement timeout as a startup parameter is refused; SET LOCAL is accepted and bounds statements', async () => {
   const failures = await concurrently('named', 5_000);
   expect(failures.length).toBe(40);
   expect(String((failures[0] as { message?: unknown }).message)).toMatch(/statement_timeout/);

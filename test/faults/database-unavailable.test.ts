@@ -24,6 +24,7 @@ import { recordFigures } from '../support/figures';
 import { createPostgresInstance, type PostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
 import { startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
+import { needPostgresBinaries, requires } from '../support/requires';
 
 jest.setTimeout(120_000);
 
@@ -40,7 +41,7 @@ const stream = new Writable({
 });
 
 const real = process.env.TEST_PG_INSTANCE !== 'pglite' && realPostgresAvailable();
-const maybe = real ? describe : describe.skip;
+const maybe = requires(needPostgresBinaries()).describe;
 
 /** The instance's `chatsvc` database as `role`. */
 const urlAs = (role: string) => instance.url.replace('postgres://postgres@', `postgres://${role}@`).replace(/\/postgres$/, '/chatsvc');

@@ -13,13 +13,15 @@
 // "A standby that never confirms": synchronous_standby_names names a standby
 // that does not exist, so every commit that writes waits for it. The
 // database is an instance of this file's own (test/support/postgres-instance.ts),
-// whatever TEST_DATABASE_URL says; PGlite has no replication: skipped there.
+// whatever TEST_DATABASE_URL says; PGlite has no replication: skipped where
+// there are no PostgreSQL binaries (a failure under CI=true).
 import { execFileSync } from 'node:child_process';
 import { Client } from 'pg';
 import { clientBoundMs } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { MEMBER_PHONE } from '../support/address-book';
-import { createPostgresInstance, type PostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
+import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
+import { needPostgresBinaries, requires } from '../support/requires';
 import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
@@ -29,9 +31,10 @@ const ANSWER_BOUND_MS = clientBoundMs(STATEMENT_TIMEOUT_MS) + 3_000;
 /** A request not answered by then hangs. */
 const HANG_MS = 20_000;
 
-const available = realPostgresAvailable();
-if (!available) console.warn('unconfirmed-writes.test.ts: skipped: needs PostgreSQL binaries (synchronous replication, signals); PGlite has neither');
-const maybe = available ? test : test.skip;
+// Synchronous replication and signals: PGlite has neither.
+const withPostgres = requires(needPostgresBinaries());
+const available = withPostgres.met;
+const maybe = withPostgres.test;
 
 jest.setTimeout(60_000);
 

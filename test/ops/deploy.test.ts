@@ -17,7 +17,8 @@ import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
 import { freePort } from '../../scripts/lib/ports';
-import { startService, type TestService, usingServer } from '../support/service';
+import { startService, type TestService } from '../support/service';
+import { needOnPath, requires } from '../support/requires';
 
 const DEPLOY = path.resolve(__dirname, '../../deploy');
 const KUBERNETES = path.join(DEPLOY, 'kubernetes');
@@ -90,8 +91,7 @@ describe('Kubernetes manifests', () => {
   });
 });
 
-const promtool = spawnSync('promtool', ['--version']).status === 0;
-(promtool ? test : test.skip)('promtool accepts the rules', () => {
+requires(needOnPath('promtool', 'apt-get install prometheus')).test('promtool accepts the rules', () => {
   expect(execFileSync('promtool', ['check', 'rules', RULES], { encoding: 'utf8' })).toMatch(/SUCCESS: \d+ rules found/);
 });
 
@@ -313,8 +313,7 @@ describe("compose.yaml's observability profile", () => {
     }
   });
 
-  const promtool = spawnSync('promtool', ['--version']).status === 0;
-  (promtool ? test : test.skip)("promtool accepts Prometheus' configuration with the rules it names", () => {
+  requires(needOnPath('promtool', 'apt-get install prometheus')).test("promtool accepts Prometheus' configuration with the rules it names", () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-'));
     try {
       // The rule file where the container has it → where it is here.
@@ -329,9 +328,7 @@ describe("compose.yaml's observability profile", () => {
     }
   });
 
-  // Once per CI run (its server-database run; it needs no database of its own): ~20-40 s here.
-  const prometheusInstalled = spawnSync('prometheus', ['--version']).status === 0;
-  (prometheusInstalled && usingServer() ? test : test.skip)(
+  requires(needOnPath('prometheus', 'apt-get install prometheus')).test(
     "Debian's Prometheus with that configuration scrapes a service and evaluates every rule without an error",
     async () => {
       const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-run-'));
@@ -390,21 +387,23 @@ describe("compose.yaml's observability profile", () => {
   );
 });
 
-const haproxy = spawnSync('haproxy', ['-v']).status === 0;
-(haproxy ? test : test.skip)("deploy/haproxy's configurations, filled in as the scale proofs fill them, pass HAProxy's own check", async () => {
-  const { writeServiceBalancer, writeDatabaseBalancer } = await import('../../scripts/scale/haproxy');
-  const dir = mkdtempSync(path.join(tmpdir(), 'deploy-haproxy-'));
-  try {
-    for (const file of [
-      writeServiceBalancer(dir, 4000, [4001, 4002, 4003]),
-      writeDatabaseBalancer(dir, 5000, 5001, [
-        { name: 'node0', port: 5432, restPort: 8008 },
-        { name: 'node1', port: 5433, restPort: 8009 },
-      ]),
-    ]) {
-      expect(spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' }).stdout).toMatch(/Configuration file is valid/);
+requires(needOnPath('haproxy', 'apt-get install haproxy')).test(
+  "deploy/haproxy's configurations, filled in as the scale proofs fill them, pass HAProxy's own check",
+  async () => {
+    const { writeServiceBalancer, writeDatabaseBalancer } = await import('../../scripts/scale/haproxy');
+    const dir = mkdtempSync(path.join(tmpdir(), 'deploy-haproxy-'));
+    try {
+      for (const file of [
+        writeServiceBalancer(dir, 4000, [4001, 4002, 4003]),
+        writeDatabaseBalancer(dir, 5000, 5001, [
+          { name: 'node0', port: 5432, restPort: 8008 },
+          { name: 'node1', port: 5433, restPort: 8009 },
+        ]),
+      ]) {
+        expect(spawnSync('haproxy', ['-c', '-f', file], { encoding: 'utf8' }).stdout).toMatch(/Configuration file is valid/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

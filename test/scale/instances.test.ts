@@ -2,45 +2,33 @@
 // Redis (a key prefix of this run's own): the rate-limit budget is one budget
 // whichever instance counts it; a store failure serves or refuses as
 // RATE_LIMIT_ON_STORE_ERROR says; a session ended on one instance is refused
-// by the other within 1 s (Redis pub/sub, or LISTEN/NOTIFY without Redis on a
-// PostgreSQL server), and so is an application the admin CLI disables.
+// by the other long before its cache would have dropped it (Redis pub/sub, or
+// LISTEN/NOTIFY without Redis on a PostgreSQL server), and so is every
+// credential of an application the admin CLI disables. The Redis tests are
+// skipped, saying so, when Redis does not answer, and fail under CI=true.
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
 import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { MESSAGES } from '../../src/errors';
 import { publisher, type RevocationBus } from '../../src/scale/revocations';
+import { recordFigures } from '../support/figures';
+import { needRedis, needServer, REDIS_URL, requires } from '../support/requires';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant, servicesOver } from '../support/seed';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `chatsvc-test:${process.pid}:${Date.now()}:`;
+/** Skipped, saying so, when Redis does not answer (a failure under CI=true). */
+const withRedis = requires(needRedis);
 
 let database: Database;
 let redis: SharedRedis | undefined;
 const started: TestService[] = [];
 const extraRedis: SharedRedis[] = [];
 
-/** Whether Redis answers at all: the Redis tests skip, saying so, when it does not. */
-async function redisReachable(): Promise<boolean> {
-  const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-
 beforeAll(async () => {
   database = await openTestDatabase();
-  if (await redisReachable()) redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
-  else console.warn(`instances.test.ts: Redis at ${REDIS_URL} is unreachable (set TEST_REDIS_URL): the Redis tests are skipped`);
+  if (withRedis.met) redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
 });
 
 afterAll(async () => {
@@ -68,18 +56,9 @@ async function instance(options: Omit<ServiceOptions, 'database'>): Promise<Inst
   return { app, base, rest: (method, path, headers = {}) => fetchResult(`${base}${path}`, { method, headers }) };
 }
 
-const withRedis = (name: string, fn: () => Promise<void>) =>
-  test(name, async () => {
-    if (!redis) {
-      console.warn(`skipped (Redis unreachable): ${name}`);
-      return;
-    }
-    await fn();
-  });
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-withRedis('one credential budget across two instances: exactly the budget is served, then 429 on both', async () => {
+withRedis.test('one credential budget across two instances: exactly the budget is served, then 429 on both', async () => {
   const budget = 10;
   const options = { redis, rateLimit: { windowMs: 60_000, perCredential: budget, perAddress: 1_000 } };
   const [a, b] = [await instance(options), await instance(options)];
@@ -99,14 +78,14 @@ withRedis('one credential budget across two instances: exactly the budget is ser
   expect(Number(answers.at(-1)!.headers.get('retry-after'))).toBeGreaterThan(0);
 });
 
-withRedis('RateLimit-* headers are exposed to browsers by CORS', async () => {
+withRedis.test('RateLimit-* headers are exposed to browsers by CORS', async () => {
   const a = await instance({ redis, rateLimit: { windowMs: 60_000, perCredential: 100, perAddress: 1_000 }, security: { corsOrigins: '*' } });
   const res = await a.rest('GET', '/users/1.json', { Origin: 'https://app.example.com', 'SVC-Token': 'x' });
   const exposed = (res.headers.get('access-control-expose-headers') ?? '').toLowerCase();
   for (const name of ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(exposed).toContain(name);
 });
 
-withRedis('a failing store: open serves uncounted, closed refuses with 503; both counted in /metrics', async () => {
+withRedis.test('a failing store: open serves uncounted, closed refuses with 503; both counted in /metrics', async () => {
   // A connection of its own, then cut: every command fails at once.
   const broken = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
   extraRedis.push(broken);
@@ -127,45 +106,74 @@ withRedis('a failing store: open serves uncounted, closed refuses with 503; both
   expect((await closed.rest('GET', '/healthz')).status).toBe(200);
 });
 
-/** Ends a session on `a` after `b` has it cached, then polls `b` until it refuses it: the time that took. */
-async function revocationDelay(a: Instance, b: Instance): Promise<number> {
-  const tenant = await seedTenant(a.app.provisioning);
-  const headers = tenant.as.owner;
-  // A lookup: its credentials come from the cache (GET /session.json would read the session itself).
-  const probe = '/address_book.json';
-  // b checks it once: from now on b answers from its cache (5 s by default).
-  expect((await b.rest('GET', probe, headers)).status).toBe(200);
-  expect((await b.rest('GET', probe, headers)).status).toBe(200);
-  expect((await a.rest('DELETE', '/session.json', headers)).status).toBeLessThan(300);
-  const ended = Date.now();
+/**
+ * The instances' credential cache in the revocation tests: far longer than any
+ * wait below, so that an instance refusing a credential within a wait can
+ * only be the revocation's doing, however slow the machine. What is asserted
+ * is that mechanism; how soon it acted is a measurement (figures.revocation,
+ * written to artifacts/reliability/instances.<database>.json).
+ */
+const CACHE_MS = 120_000;
+/** The longest a test polls for a refusal: a bound on the wait, not the claim. */
+const WAIT_MS = 30_000;
+const figures: Record<string, number | null> = {};
+afterAll(() => {
+  recordFigures('instances', { revocationMs: figures });
+});
+
+/** Polls until `refused()`: the ms since `since` when it was, or null when it still was not after `waitMs`. */
+async function msUntil(refused: () => Promise<boolean>, since: number, waitMs = WAIT_MS): Promise<number | null> {
   for (;;) {
-    const res = await b.rest('GET', probe, headers);
-    if (res.status === 401) return Date.now() - ended;
-    expect(res.status).toBe(200);
-    if (Date.now() - ended > 3_000) return Date.now() - ended;
+    if (await refused()) return Date.now() - since;
+    if (Date.now() - since > waitMs) return null;
     await sleep(20);
   }
 }
 
-withRedis('a session ended on one instance is refused by the other within 1 s (Redis pub/sub)', async () => {
-  const options = { redis, revocation: true };
-  const delay = await revocationDelay(await instance(options), await instance(options));
-  expect(delay).toBeLessThan(1_000);
+/** Ends a session on `a` after `b` has it cached, then polls `b` for up to `waitMs`: the ms until `b` refused it, or null. */
+async function revocationDelay(a: Instance, b: Instance, waitMs = WAIT_MS): Promise<number | null> {
+  const tenant = await seedTenant(a.app.provisioning);
+  const headers = tenant.as.owner;
+  // A lookup: its credentials come from the cache (GET /session.json would read the session itself).
+  const probe = '/address_book.json';
+  // b checks it once: from now on b answers from its cache.
+  expect((await b.rest('GET', probe, headers)).status).toBe(200);
+  expect((await b.rest('GET', probe, headers)).status).toBe(200);
+  expect((await a.rest('DELETE', '/session.json', headers)).status).toBeLessThan(300);
+  return msUntil(
+    async () => {
+      const res = await b.rest('GET', probe, headers);
+      if (res.status !== 401) expect(res.status).toBe(200);
+      return res.status === 401;
+    },
+    Date.now(),
+    waitMs,
+  );
+}
+
+withRedis.test('a session ended on one instance is refused by the other while its cache would still hold it (Redis pub/sub)', async () => {
+  const options = { redis, revocation: true, auth: { cacheMs: CACHE_MS } };
+  figures.sessionRedis = await revocationDelay(await instance(options), await instance(options));
+  expect(figures.sessionRedis).not.toBeNull();
 });
 
-const onServer = process.env.TEST_RUN_DATABASE_URL ? test : test.skip;
-onServer('without Redis, a session ended on one instance is refused by the other within 1 s (LISTEN/NOTIFY)', async () => {
-  const delay = await revocationDelay(await instance({ revocation: true }), await instance({ revocation: true }));
-  expect(delay).toBeLessThan(1_000);
+requires(needServer).test(
+  'without Redis, a session ended on one instance is refused by the other while its cache would still hold it (LISTEN/NOTIFY)',
+  async () => {
+    const options = { revocation: true, auth: { cacheMs: CACHE_MS } };
+    figures.sessionListenNotify = await revocationDelay(await instance(options), await instance(options));
+    expect(figures.sessionListenNotify).not.toBeNull();
+  },
+);
+
+test('without any bus, the other instance honours the ended session from its cache (what the bus fixes)', async () => {
+  const options = { auth: { cacheMs: CACHE_MS } };
+  // Still honoured after 2 s of asking: a slower machine only asks fewer times.
+  expect(await revocationDelay(await instance(options), await instance(options), 2_000)).toBeNull();
 });
 
-test('without any bus, the other instance honours the ended session until its cache entry expires (what the bus fixes)', async () => {
-  const delay = await revocationDelay(await instance({}), await instance({}));
-  expect(delay).toBeGreaterThanOrEqual(1_000);
-});
-
-withRedis('an API key rotated by the admin CLI is refused by running instances within 1 s', async () => {
-  const options = { redis, revocation: true };
+withRedis.test('an API key rotated by the admin CLI is refused by running instances while their caches would still hold it', async () => {
+  const options = { redis, revocation: true, auth: { cacheMs: CACHE_MS } };
   const [a, b] = [await instance(options), await instance(options)];
   const tenant = await seedTenant(a.app.provisioning);
   const probe = `/users/external/${tenant.member.externalUserId}.json`;
@@ -180,16 +188,14 @@ withRedis('an API key rotated by the admin CLI is refused by running instances w
   await services.auth.forgetApiKey(previousKeyHash);
   await services.close();
   const rotated = Date.now();
-  for (const at of [a, b]) {
-    for (;;) {
-      const status = (await at.rest('GET', probe, tenant.as.apiKey)).status;
-      if (status === 401) break;
-      expect(status).toBe(200);
-      expect(Date.now() - rotated).toBeLessThan(1_000);
-      await sleep(20);
-    }
-  }
-  expect(Date.now() - rotated).toBeLessThan(1_000);
+  const refusedBy = async (at: Instance) => {
+    const status = (await at.rest('GET', probe, tenant.as.apiKey)).status;
+    if (status !== 401) expect(status).toBe(200);
+    return status === 401;
+  };
+  figures.apiKeyA = await msUntil(() => refusedBy(a), rotated);
+  figures.apiKeyB = await msUntil(() => refusedBy(b), rotated);
+  expect([figures.apiKeyA, figures.apiKeyB]).not.toContain(null);
   expect((await b.rest('GET', probe, { Authorization: `ApiKey ${apiKey}` })).status).toBe(200);
 });
 
@@ -197,9 +203,10 @@ withRedis('an API key rotated by the admin CLI is refused by running instances w
  * Disables an application as `admin app:disable` does (a process of its own
  * with a publisher only: the flag, then one message) after both instances
  * cached its session token and API key; polls until both refuse both (403):
- * the time that took. Enabling it then gives both back on both at once.
+ * the ms that took, or null when one still did not after WAIT_MS. Enabling
+ * it then gives both back on both at once (refusals are never cached).
  */
-async function disabledEverywhere(a: Instance, b: Instance, bus: RevocationBus): Promise<number> {
+async function disabledEverywhere(a: Instance, b: Instance, bus: RevocationBus): Promise<number | null> {
   const tenant = await seedTenant(a.app.provisioning);
   const probe = `/users/external/${tenant.member.externalUserId}.json`;
   const credentials = [tenant.as.owner, tenant.as.apiKey];
@@ -208,50 +215,54 @@ async function disabledEverywhere(a: Instance, b: Instance, bus: RevocationBus):
   services.auth.useRevocations(bus);
   await provisioning.applications.setDisabled(tenant.applicationId, true);
   await services.auth.forgetApplication(tenant.applicationId);
+  await services.close();
   const disabled = Date.now();
+  const refusedBy = (at: Instance, headers: Record<string, string>) => async () => {
+    const res = await at.rest('GET', probe, headers);
+    if (res.status === 403) expect(res.body).toEqual({ errors: { base: [MESSAGES.applicationDisabled] } });
+    else expect(res.status).toBe(200);
+    return res.status === 403;
+  };
+  let slowest: number | null = 0;
   for (const at of [a, b]) {
     for (const headers of credentials) {
-      for (;;) {
-        const res = await at.rest('GET', probe, headers);
-        if (res.status === 403) {
-          expect(res.body).toEqual({ errors: { base: [MESSAGES.applicationDisabled] } });
-          break;
-        }
-        expect(res.status).toBe(200);
-        if (Date.now() - disabled > 3_000) break;
-        await sleep(20);
-      }
+      const ms = await msUntil(refusedBy(at, headers), disabled);
+      slowest = ms === null || slowest === null ? null : Math.max(slowest, ms);
     }
   }
-  const delay = Date.now() - disabled;
   await provisioning.applications.setDisabled(tenant.applicationId, false);
   for (const at of [a, b]) for (const headers of credentials) expect((await at.rest('GET', probe, headers)).status).toBe(200);
-  await services.close();
-  return delay;
+  return slowest;
 }
 
-withRedis(
-  'an application disabled by the admin CLI is refused by running instances within 1 s (Redis pub/sub), and enabling it restores it at once',
+withRedis.test(
+  'an application disabled by the admin CLI is refused by running instances while their caches would still hold it (Redis pub/sub), and enabling it restores it at once',
   async () => {
-    const options = { redis, revocation: true };
+    const options = { redis, revocation: true, auth: { cacheMs: CACHE_MS } };
     const [a, b] = [await instance(options), await instance(options)];
     const cli = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
     extraRedis.push(cli);
-    expect(await disabledEverywhere(a, b, publisher({ redis: cli }))).toBeLessThan(1_000);
+    figures.applicationRedis = await disabledEverywhere(a, b, publisher({ redis: cli }));
+    expect(figures.applicationRedis).not.toBeNull();
   },
 );
 
-onServer('without Redis, an application disabled by the admin CLI is refused by running instances within 1 s (LISTEN/NOTIFY)', async () => {
-  const [a, b] = [await instance({ revocation: true }), await instance({ revocation: true })];
-  const notify = publisher({
-    notify: async (channel, payload) => {
-      await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
-    },
-  });
-  expect(await disabledEverywhere(a, b, notify)).toBeLessThan(1_000);
-});
+requires(needServer).test(
+  'without Redis, an application disabled by the admin CLI is refused by running instances while their caches would still hold it (LISTEN/NOTIFY)',
+  async () => {
+    const options = { revocation: true, auth: { cacheMs: CACHE_MS } };
+    const [a, b] = [await instance(options), await instance(options)];
+    const notify = publisher({
+      notify: async (channel, payload) => {
+        await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      },
+    });
+    figures.applicationListenNotify = await disabledEverywhere(a, b, notify);
+    expect(figures.applicationListenNotify).not.toBeNull();
+  },
+);
 
-withRedis('the failed-password budget is one budget across instances', async () => {
+withRedis.test('the failed-password budget is one budget across instances', async () => {
   const options = { redis, sessions: { loginAttempts: { perLogin: 3, perAddress: 1_000, windowMs: 60_000 } } };
   const [a, b] = [await instance(options), await instance(options)];
   const tenant = await seedTenant(a.app.provisioning);

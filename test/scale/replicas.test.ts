@@ -1,6 +1,6 @@
 // Reads on a real hot standby (a throwaway primary and a pg_basebackup -R
 // standby of it, made here in ~2 s; skipped with a message where clusters
-// cannot be made): lookups and registered users are served by the replica;
+// cannot be made, a failure under CI=true): lookups and registered users are served by the replica;
 // a caller's upload on instance A is seen by their next read on instance B
 // (read-your-writes across instances, positions shared through Redis); a
 // replica that goes away is skipped, never an error.
@@ -8,17 +8,17 @@ import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
-import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
+import { type Cluster, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
 import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE } from '../support/address-book';
+import { needClusters, needRedis, REDIS_URL, requires } from '../support/requires';
 import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `chatsvc-test-replicas:${process.pid}:${Date.now()}:`;
-const available = clustersAvailable();
-if (!available.ok) console.warn(`replicas.test.ts: skipped: cannot make a primary and a standby here (${available.reason})`);
-const maybe = available.ok ? test : test.skip;
+/** Skipped, saying why, where clusters cannot be made or Redis does not answer (failures under CI=true). */
+const withClusters = requires(needClusters());
+const withClustersAndRedis = requires(needClusters(), needRedis);
 
 let primary: Cluster | undefined;
 let standby: Cluster | undefined;
@@ -28,15 +28,12 @@ const replicas: ReadReplicas[] = [];
 const started: TestService[] = [];
 
 beforeAll(async () => {
-  if (!available.ok) return;
+  if (!withClusters.met) return;
   primary = createPrimary(await freePort());
   standby = createStandby(primary, await freePort());
   database = await openDatabase({ url: primary.url, migrate: true, poolMax: 4 });
-  try {
-    redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
-  } catch {
-    console.warn(`replicas.test.ts: Redis at ${REDIS_URL} unreachable: positions are shared per instance only, so the cross-instance case is skipped`);
-  }
+  // Without Redis, positions are shared per instance only: the cross-instance case needs it.
+  if (withClustersAndRedis.met) redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
 }, 60_000);
 
 afterAll(async () => {
@@ -83,7 +80,7 @@ const registered = async (at: Instance, tenant: Tenant): Promise<number[]> => {
   return res.body.items.map((item: { user: { id: number } }) => item.user.id);
 };
 
-maybe('lookups and registered users are read on the standby once it has the data', async () => {
+withClusters.test('lookups and registered users are read on the standby once it has the data', async () => {
   const a = await instance();
   const tenant = await seedTenant(a.app.provisioning);
   const before = a.reads.routes.replica;
@@ -96,8 +93,7 @@ maybe('lookups and registered users are read on the standby once it has the data
   expect(a.reads.routes.replica - before).toBeGreaterThan(0);
 });
 
-maybe("a caller's upload on instance A is in their next read on instance B: 0 stale in 40 write-then-read pairs", async () => {
-  if (!redis) return;
+withClustersAndRedis.test("a caller's upload on instance A is in their next read on instance B: 0 stale in 40 write-then-read pairs", async () => {
   const [a, b] = [await instance(), await instance()];
   const tenant = await seedTenant(a.app.provisioning);
   let stale = 0;
@@ -115,7 +111,7 @@ maybe("a caller's upload on instance A is in their next read on instance B: 0 st
   expect(b.reads.routes.replica).toBeGreaterThan(0);
 });
 
-maybe('a standby that goes away is skipped: reads keep answering from the primary', async () => {
+withClusters.test('a standby that goes away is skipped: reads keep answering from the primary', async () => {
   const a = await instance();
   const tenant = await seedTenant(a.app.provisioning);
   standby!.stop('immediate');

@@ -1,9 +1,9 @@
-// Read-your-writes across a failover, on real clusters (skipped with a message
-// where they cannot be made): a primary A with two standbys B and D; B is
-// promoted (timeline 2, as Patroni does after A dies) and C is made a standby
-// of B; D still follows A, which keeps writing (as an old primary does for
-// the moments before it is fenced), so D's replay position runs past
-// anything B has written, on a timeline B left.
+// Read-your-writes across a failover, on real clusters (skipped with a
+// message where they cannot be made, a failure under CI=true): a primary A
+// with two standbys B and D; B is promoted (timeline 2, as Patroni does
+// after A dies) and C is made a standby of B; D still follows A, which keeps
+// writing (as an old primary does for the moments before it is fenced), so
+// D's replay position runs past anything B has written, on a timeline B left.
 //
 // - A caller's position handed out by A on timeline 1, ahead of B's WAL, must
 //   not hold their reads back on the new timeline: served by C at once.
@@ -17,19 +17,19 @@ import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { parseLsn, ReadReplicas } from '../../src/scale/replicas';
-import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
+import { type Cluster, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
 import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE, STRANGER_PHONE } from '../support/address-book';
+import { needClusters, needRedis, REDIS_URL, requires } from '../support/requires';
 import { fetchResult, type HttpResult, startService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `chatsvc-test-timelines:${process.pid}:${Date.now()}:`;
 /** Long enough that a read which waited for it shows in the routes, not only in the time taken. */
 const WAIT_MS = 2_000;
-const available = clustersAvailable();
-if (!available.ok) console.warn(`timelines.test.ts: skipped: cannot make clusters here (${available.reason})`);
-const maybe = available.ok ? test : test.skip;
+/** Skipped, saying why, where clusters cannot be made or Redis does not answer (failures under CI=true). */
+const withClusters = requires(needClusters());
+const withClustersAndRedis = requires(needClusters(), needRedis);
 
 jest.setTimeout(60_000);
 
@@ -66,7 +66,7 @@ async function aWritesOn(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!available.ok) return;
+  if (!withClusters.met) return;
   A = createPrimary(await freePort());
   clusters.push(A);
   onA = await openDatabase({ url: A.url, migrate: true, poolMax: 4 });
@@ -74,13 +74,8 @@ beforeAll(async () => {
   B = createStandby(A, await freePort());
   D = createStandby(A, await freePort());
   clusters.push(B, D);
-  try {
-    redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
-  } catch {
-    console.warn(
-      `timelines.test.ts: Redis at ${REDIS_URL} unreachable: the position handed out on the old timeline cannot reach the new primary's instance, so that case is skipped`,
-    );
-  }
+  // Without Redis, the position handed out on the old timeline cannot reach the new primary's instance: that case needs it.
+  if (withClustersAndRedis.met) redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
 }, 60_000);
 
 afterAll(async () => {
@@ -150,41 +145,51 @@ function failover(): Promise<void> {
   return failedOver;
 }
 
-maybe("a caller's position from the old primary's timeline, ahead of anything the new primary has written, does not hold their reads back", async () => {
-  if (!redis) return;
-  await failover();
-  expect(await lsnOf(B, 'pg_current_wal_insert_lsn')).toBeLessThan(await lsnOf(A, 'pg_current_wal_insert_lsn'));
-  const newWorld = await instance(onB, C);
-  expect(newWorld.reads.primaryTimeline()).toBe(2);
-  const routes = { ...newWorld.reads.routes };
-  // What survived the failover (the member, written before the fork) is served by C, at once.
-  expect(await registeredIds(newWorld, before)).toEqual([before.member.id]);
-  expect(newWorld.reads.routes.replica - routes.replica).toBe(1);
-  expect(newWorld.reads.routes.primary_not_replayed - routes.primary_not_replayed).toBe(0);
-});
+withClustersAndRedis.test(
+  "a caller's position from the old primary's timeline, ahead of anything the new primary has written, does not hold their reads back",
+  async () => {
+    await failover();
+    expect(await lsnOf(B, 'pg_current_wal_insert_lsn')).toBeLessThan(await lsnOf(A, 'pg_current_wal_insert_lsn'));
+    const newWorld = await instance(onB, C);
+    expect(newWorld.reads.primaryTimeline()).toBe(2);
+    const routes = { ...newWorld.reads.routes };
+    // What survived the failover (the member, written before the fork) is served by C, at once.
+    expect(await registeredIds(newWorld, before)).toEqual([before.member.id]);
+    expect(newWorld.reads.routes.replica - routes.replica).toBe(1);
+    expect(newWorld.reads.routes.primary_not_replayed - routes.primary_not_replayed).toBe(0);
+  },
+);
 
-maybe('a standby still following the old timeline is not read from, though its replay position is past the caller’s write on the new one', async () => {
-  await failover();
-  const newWorld = await instance(onB, D);
-  const after = await seedTenant(newWorld.app.provisioning);
-  expect((await newWorld.rest('POST', '/address_book.json', after.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(300);
-  // D is "ahead" of that write by its LSN, and has none of it.
-  expect(await lsnOf(D, 'pg_last_wal_replay_lsn')).toBeGreaterThan(await lsnOf(B, 'pg_current_wal_insert_lsn'));
-  const replicaReads = newWorld.reads.routes.replica;
-  expect(await registeredIds(newWorld, after)).toEqual([after.member.id]);
-  expect(newWorld.reads.routes.replica).toBe(replicaReads);
-  expect(newWorld.reads.healthyCount()).toBe(0);
-});
+withClusters.test(
+  'a standby still following the old timeline is not read from, though its replay position is past the caller’s write on the new one',
+  async () => {
+    await failover();
+    const newWorld = await instance(onB, D);
+    const after = await seedTenant(newWorld.app.provisioning);
+    expect((await newWorld.rest('POST', '/address_book.json', after.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(
+      300,
+    );
+    // D is "ahead" of that write by its LSN, and has none of it.
+    expect(await lsnOf(D, 'pg_last_wal_replay_lsn')).toBeGreaterThan(await lsnOf(B, 'pg_current_wal_insert_lsn'));
+    const replicaReads = newWorld.reads.routes.replica;
+    expect(await registeredIds(newWorld, after)).toEqual([after.member.id]);
+    expect(newWorld.reads.routes.replica).toBe(replicaReads);
+    expect(newWorld.reads.healthyCount()).toBe(0);
+  },
+);
 
-maybe('a write that reaches a standby (a demoted primary the load balancer still routes to) answers 503 and its connection is dropped', async () => {
-  await failover();
-  const onStandby = await openDatabase({ url: C.url, migrate: false, poolMax: 1 });
-  closers.push(() => onStandby.close());
-  const one = await startService({ database: onStandby });
-  closers.push(() => one.close());
-  const base = one.baseUrl;
-  // Its credential check slides the session: a write, refused by the standby (25006).
-  const res = await fetchResult(`${base}/chat/Message/${before.messageIds[0]}.json`, { method: 'DELETE', headers: before.as.owner });
-  expect({ status: res.status, body: res.body }).toEqual({ status: 503, body: { errors: [MESSAGES.databaseUnavailable] } });
-  expect(onStandby.pool.totalCount).toBe(0);
-});
+withClusters.test(
+  'a write that reaches a standby (a demoted primary the load balancer still routes to) answers 503 and its connection is dropped',
+  async () => {
+    await failover();
+    const onStandby = await openDatabase({ url: C.url, migrate: false, poolMax: 1 });
+    closers.push(() => onStandby.close());
+    const one = await startService({ database: onStandby });
+    closers.push(() => one.close());
+    const base = one.baseUrl;
+    // Its credential check slides the session: a write, refused by the standby (25006).
+    const res = await fetchResult(`${base}/chat/Message/${before.messageIds[0]}.json`, { method: 'DELETE', headers: before.as.owner });
+    expect({ status: res.status, body: res.body }).toEqual({ status: 503, body: { errors: [MESSAGES.databaseUnavailable] } });
+    expect(onStandby.pool.totalCount).toBe(0);
+  },
+);

@@ -7,13 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import Redis from 'ioredis';
 import { MESSAGES } from '../../src/errors';
 import { LoginAttempts, subjects, TRACKED_KEYS } from '../../src/services/login-attempts';
 import { LIMITS } from '../../src/services/validate';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { SURFACES, type Surface, surfaceOf, value } from '../behaviour/surfaces';
 import { recordFigures } from '../support/figures';
+import { needRedis, REDIS_URL, requires } from '../support/requires';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService, useService } from '../support/service';
 import { restForm, signedSessionRequest } from '../support/sessions';
@@ -192,35 +192,22 @@ describe('per client address (behind a proxy: TRUST_PROXY)', () => {
   });
 });
 
-describe('with Redis, shared by instances', () => {
-  const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+requires(needRedis).describe('with Redis, shared by instances', () => {
   const PREFIX = `chatsvc-test-budgets:${process.pid}:${Date.now()}:`;
-  let redis: SharedRedis | undefined;
+  let redis: SharedRedis;
   const started: TestService[] = [];
   let database: Awaited<ReturnType<typeof openTestDatabase>>;
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    const probe = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {});
-    try {
-      await probe.connect();
-      await probe.ping();
-      redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
-    } catch {
-      console.warn(`login-budgets.test.ts: Redis at ${REDIS_URL} is unreachable (set TEST_REDIS_URL): the Redis tests are skipped`);
-    } finally {
-      probe.disconnect();
-    }
+    redis = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
   });
   afterAll(async () => {
     for (const one of started) await one.close();
-    if (redis) {
-      const keys = await redis.client.keys(`${PREFIX}*`);
-      if (keys.length > 0) await redis.client.del(...keys);
-      await redis.close();
-    }
-    await database?.close();
+    const keys = await redis.client.keys(`${PREFIX}*`);
+    if (keys.length > 0) await redis.client.del(...keys);
+    await redis.close();
+    await database.close();
   });
 
   async function instance(options: Omit<ServiceOptions, 'database'>) {
@@ -237,7 +224,6 @@ describe('with Redis, shared by instances', () => {
   }
 
   test('one account, two names, two instances: one budget; the counters in Redis hold no login or email', async () => {
-    if (!redis) return console.warn('skipped (Redis unreachable)');
     // One SECRETS_KEY, as instances of one deployment have: either opens the auth secret.
     const options = { redis, secretsKey: randomBytes(32), sessions: { loginAttempts: { perLogin: PER_ACCOUNT, perAddress: 10_000, windowMs: 60_000 } } };
     const [a, b] = [await instance(options), await instance(options)];

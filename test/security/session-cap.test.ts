@@ -10,6 +10,7 @@ import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { runConcurrently } from '../support/concurrency';
 import { recordFigures } from '../support/figures';
+import { needServer, requires } from '../support/requires';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService, usingServer } from '../support/service';
 import { restForm, signedSessionRequest } from '../support/sessions';
@@ -182,23 +183,30 @@ test('openings racing each other never leave a user over the cap', async () => {
   expect(over).toEqual(Array(ROUNDS).fill(0));
 });
 
-const onServer = usingServer() ? test : test.skip;
-onServer('a session the cap ended is refused by another instance at once, through the revocation bus (LISTEN/NOTIFY)', async () => {
-  const a = await instance({ revocation: true, sessions: { sessionsPerUser: 1 } });
-  const b = await instance({ revocation: true, sessions: { sessionsPerUser: 1 } });
+const onServer = requires(needServer).test;
+onServer('a session the cap ended is refused by another instance while its cache would still hold it, through the revocation bus (LISTEN/NOTIFY)', async () => {
+  // A cache far longer than the wait below: a refusal within the wait is the bus's doing, however slow the machine.
+  const options = { revocation: true, sessions: { sessionsPerUser: 1 }, auth: { cacheMs: 120_000 } };
+  const a = await instance(options);
+  const b = await instance(options);
   const t = await seedTenant(a.app.provisioning);
-  // B has the owner's session cached (5 s).
-  expect(await works(b, t.ownerToken)).toBe(true);
+  // A lookup's credentials come from the cache (GET /session.json would read the session itself, bus or not).
+  const looksUp = async (): Promise<boolean> => {
+    const res = await b.rest('GET', '/address_book.json', { 'QB-Token': t.ownerToken });
+    if (res.status !== 401) expect(res.status).toBe(200);
+    return res.status === 200;
+  };
+  // B has the owner's session cached.
+  expect(await looksUp()).toBe(true);
+  expect(await looksUp()).toBe(true);
   await openSession(a, t);
   const ended = Date.now();
-  let refusedAfter = -1;
-  while (Date.now() - ended < 3_000) {
-    if (!(await works(b, t.ownerToken))) {
-      refusedAfter = Date.now() - ended;
-      break;
-    }
+  let refusedAfter: number | null = null;
+  while (refusedAfter === null && Date.now() - ended < 30_000) {
+    if (!(await looksUp())) refusedAfter = Date.now() - ended;
+    else await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  // A measurement (RELIABILITY.md quotes it); the assertion is that it happened while B's cache would still have held the session.
   figures.revocation = { refusedByOtherInstanceAfterMs: refusedAfter };
-  expect(refusedAfter).toBeGreaterThanOrEqual(0);
-  expect(refusedAfter).toBeLessThan(1_000);
+  expect(refusedAfter).not.toBeNull();
 });

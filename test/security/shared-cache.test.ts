@@ -6,22 +6,18 @@
 // same URLs over REST and over GraphQL GET, in turns, and each answer is the
 // one the service gives that caller. The public documents are served from the
 // cache. Without /usr/sbin/varnishd the suite is skipped and says so
-// (`apt-get install varnish`, which .ci/run does).
+// (`apt-get install varnish`, which .ci/run does; a failure under CI=true).
 //
 // The headers behind this, route by route: test/security/cache-headers.test.ts.
 import { resolve } from 'node:path';
+import { needProgram, requires } from '../support/requires';
 import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
-import { haveVarnish, startVarnish, type Varnish, VARNISHD, wasHit } from '../support/varnish';
+import { startVarnish, type Varnish, VARNISHD, wasHit } from '../support/varnish';
 
-if (!haveVarnish()) {
-  console.warn(
-    `SKIPPED test/security/shared-cache.test.ts: ${VARNISHD} not found. ` + "Install Debian's Varnish to run the shared-cache tests: apt-get install varnish",
-  );
-}
-const describeWithVarnish = haveVarnish() ? describe : describe.skip;
+const withVarnish = requires(needProgram(VARNISHD, "Debian's Varnish: apt-get install varnish"));
 
-describeWithVarnish('behind Varnish with its default configuration', () => {
+withVarnish.describe('behind Varnish with its default configuration', () => {
   let varnish: Varnish;
   let one: Tenant;
   let two: Tenant;

@@ -18,6 +18,7 @@ import { ConfigError, loadConfig } from '../../src/config';
 import { type Database, openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { recordFigures } from '../support/figures';
+import { needServer, requires } from '../support/requires';
 import { startIsolatedService } from '../support/fuzz';
 import { seedTenant, servicesOver, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';
@@ -182,7 +183,7 @@ test('stop ends a pause at once: a shutdown never waits for the sweeper to rest'
   await rest.sweeper.runOnce().finally(() => rest.close());
 });
 
-const onServer = usingServer() ? test : test.skip;
+const onServer = requires(needServer).test;
 onServer('removes nothing while another instance holds the sweep lock, and everything once it is free', async () => {
   const t = await seedTenant(service.app.provisioning);
   await fill(service.db.pool, t, { expiredSessions: 300, oldNonces: 10, retainedPastTime: 10 });

@@ -5,12 +5,17 @@
 // own, created here, migrated once, and dropped in global-teardown.ts; test
 // files reach it through TEST_RUN_DATABASE_URL. Without it, nothing to do:
 // each test file opens an in-memory embedded database.
+//
+// Redis is asked once here whether it answers: the files that need it read
+// the answer when they are collected (test/support/requires.ts).
 import { Client, Pool } from 'pg';
 import { ensureBuilt } from '../../scripts/lib/compiled';
 import { migrate } from '../../src/db/migrate';
+import { probeRedis } from './requires';
 
 export default async function globalSetup(): Promise<void> {
   ensureBuilt();
+  await probeRedis();
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (!serverUrl) return;
   const name = `chatsvc_test_${process.pid}_${Date.now()}`;

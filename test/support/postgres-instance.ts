@@ -92,7 +92,14 @@ export function createPostgresInstance(): PostgresInstance {
 
 /** Whether a real PostgreSQL instance can be run here (without starting one). */
 export function realPostgresAvailable(): boolean {
-  return process.env.TEST_PG_INSTANCE !== 'pglite' && typeof findPostgresBinaries() !== 'string';
+  return realPostgresMissing() === undefined;
+}
+
+/** Why no real PostgreSQL instance can be made here (test/support/requires.ts says it), or undefined. */
+export function realPostgresMissing(): string | undefined {
+  if (process.env.TEST_PG_INSTANCE === 'pglite') return 'TEST_PG_INSTANCE=pglite asks for PGlite';
+  const found = findPostgresBinaries();
+  return typeof found === 'string' ? found : undefined;
 }
 
 // ---------------------------------------------------------------------------

@@ -88,9 +88,14 @@ export async function fetchResult(url: string, init: RequestInit): Promise<HttpR
 
 export const usingServer = (): boolean => Boolean(process.env.TEST_RUN_DATABASE_URL);
 
-export async function openTestDatabase(): Promise<Database> {
+/** openDatabase()'s options for a connection of its own to the run's database, with `more` on top. */
+export function testDatabaseOptions(more: Partial<DatabaseOptions> = {}): DatabaseOptions {
   const url = process.env.TEST_RUN_DATABASE_URL;
-  return url ? openDatabase({ url, poolMax: 5, migrate: false }) : openDatabase({ dataDir: null });
+  return url ? { url, poolMax: 5, migrate: false, ...more } : { dataDir: null, ...more };
+}
+
+export async function openTestDatabase(): Promise<Database> {
+  return openDatabase(testDatabaseOptions());
 }
 
 const isDatabase = (database: Database | DatabaseOptions): database is Database => 'pool' in database && 'readiness' in database;

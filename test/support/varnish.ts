@@ -2,14 +2,13 @@
 // install varnish`, a named step of .ci/run) with its default configuration,
 // started by the test that needs it and stopped in its afterAll.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/lib/ports';
 
 export const VARNISHD = '/usr/sbin/varnishd';
-export const haveVarnish = (): boolean => existsSync(VARNISHD);
 
 export interface Varnish {
   readonly baseUrl: string;
