@@ -33,6 +33,12 @@ export const ERRORS = {
     objectShape: 'base',
     meaning: 'Valid credentials that may not do this (an application session where a user is needed, an API key where a session is)',
   },
+  APPLICATION_DISABLED: {
+    status: 403,
+    objectShape: 'base',
+    meaning:
+      "The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted",
+  },
   WRONG_PERMISSIONS: { status: 403, objectShape: 'base', meaning: "The spec's WrongPermissions: a delete the caller may not make" },
   NOT_FOUND: { status: 404, objectShape: 'code', meaning: 'No such record, or no route for this path and method' },
   REQUEST_TIMEOUT: {
@@ -121,6 +127,7 @@ export const MESSAGES = {
   onBehalfOfWithoutApiKey: 'On-Behalf-Of is accepted only with Authorization: ApiKey',
   onBehalfOfUnknown: 'On-Behalf-Of does not name a user of this application',
   needUser: 'Forbidden. Need user.',
+  applicationDisabled: 'Forbidden. Application is disabled.',
   wrongPermissions: 'WrongPermissions',
   userNotFound: 'User not found',
   malformedBody: 'Malformed request body',

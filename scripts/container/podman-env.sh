@@ -4,8 +4,7 @@
 # a containers.conf of the project's own (CONTAINERS_CONF, which podman reads
 # instead of /etc/containers/containers.conf) drops the ulimits and picks runc.
 # The machine's own configuration is left as it is.
-# CHATSVC_CONTAINERS_CONF: another file for a machine that needs more (extra plugin folders).
-CONTAINERS_CONF="${CHATSVC_CONTAINERS_CONF:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/containers.conf}"
+CONTAINERS_CONF="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/containers.conf"
 export CONTAINERS_CONF
 command -v podman >/dev/null || {
   echo "podman is not installed (apt-get install podman runc)" >&2

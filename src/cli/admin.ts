@@ -139,13 +139,34 @@ function applicationCommands(program: Command, run: Run): void {
       run(async (s, p) => {
         const { apiKey, previousKeyHash } = await p.applications.rotateApiKey(opts.app);
         // Running instances cache checked keys for 5 s: tell them (REDIS_URL, else NOTIFY).
-        const told = await tellInstances((bus) => {
-          s.auth.useRevocations(bus);
-          return s.auth.forgetApiKey(previousKeyHash);
-        }, s);
+        const told = await tellInstances(s, (auth) => auth.forgetApiKey(previousKeyHash));
         return { apiKey, instancesTold: told };
       }),
     );
+
+  program
+    .command('app:disable')
+    .alias('apps:disable')
+    .description(
+      'disable an application: its API key, sessions and session requests are refused (403 APPLICATION_DISABLED) at once, by running instances too; nothing is deleted',
+    )
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .action((opts: { app: number }) =>
+      run(async (s, p) => {
+        const application = await p.applications.setDisabled(opts.app, true);
+        // Running instances cache checked keys and sessions for 5 s: tell them (REDIS_URL, else NOTIFY).
+        const told = await tellInstances(s, (auth) => auth.forgetApplication(opts.app));
+        return { application, instancesTold: told };
+      }),
+    );
+
+  program
+    .command('app:enable')
+    .alias('apps:enable')
+    .description('enable a disabled application again: its API key and its sessions that have not expired meanwhile are accepted at once')
+    // Instances never cache a refusal: nothing to tell them.
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .action((opts: { app: number }) => run(async (_s, p) => ({ application: await p.applications.setDisabled(opts.app, false) })));
 }
 
 /** Users and their address books. */
@@ -224,10 +245,7 @@ function sessionCommands(program: Command, run: Run): void {
         if (ended.length === 0) return { token };
         // Past SESSIONS_PER_USER_MAX the user's least recently used sessions
         // ended: running instances may have them cached for 5 s.
-        const told = await tellInstances(async (bus) => {
-          s.auth.useRevocations(bus);
-          await Promise.all(ended.map((hash) => s.auth.forget(hash)));
-        }, s);
+        const told = await tellInstances(s, forgetSessions(ended));
         return { token, sessionsEnded: ended.length, instancesTold: told };
       }),
     );
@@ -260,13 +278,7 @@ function sessionCommands(program: Command, run: Run): void {
           opts.id !== undefined ? { id: opts.id } : opts.user !== undefined ? { userId: opts.user } : { applicationId: opts.app! },
         );
         // Running instances cache checked sessions for 5 s: tell them (REDIS_URL, else NOTIFY).
-        const told =
-          ended.length === 0
-            ? 'none'
-            : await tellInstances(async (bus) => {
-                s.auth.useRevocations(bus);
-                await Promise.all(ended.map((hash) => s.auth.forget(hash)));
-              }, s);
+        const told = ended.length === 0 ? 'none' : await tellInstances(s, forgetSessions(ended));
         return { sessionsEnded: ended.length, instancesTold: told };
       }),
     );
@@ -329,14 +341,22 @@ function chatCommands(program: Command, run: Run): void {
     );
 }
 
+/** Tells the instances to forget these sessions (token hashes). */
+const forgetSessions =
+  (tokenHashes: readonly string[]) =>
+  async (auth: Services['auth']): Promise<void> => {
+    await Promise.all(tokenHashes.map((hash) => auth.forget(hash)));
+  };
+
 /**
- * Runs `send` with a publisher to the running instances' revocation channel:
- * Redis when REDIS_URL is set, else NOTIFY on the database server; none for
- * the embedded database (no instance can be running on it: it is this
- * process's). Says which it used; a failure to tell is reported, not thrown
- * (the change is made; instances' caches expire within 5 s anyway).
+ * Runs `forget` on the services' credential cache with a publisher to the
+ * running instances' revocation channel: Redis when REDIS_URL is set, else
+ * NOTIFY on the database server; none for the embedded database (no instance
+ * can be running on it: it is this process's). Says which it used; a failure
+ * to tell is reported, not thrown (the change is made; instances' caches
+ * expire within 5 s anyway).
  */
-let tellInstances: (send: (bus: RevocationBus) => Promise<void>, services: Services) => Promise<string> = async () => 'none';
+let tellInstances: (services: Services, forget: (auth: Services['auth']) => Promise<void>) => Promise<string> = async () => 'none';
 
 /** Whether opening the database applies pending migrations (MIGRATE_ON_START); the migration commands apply or inspect them themselves. */
 let migrateOnOpen = true;
@@ -369,7 +389,11 @@ async function main(argv: string[]): Promise<number> {
     poolMax: 1,
     migrate: migrateOnOpen && (config.MIGRATE_ON_START || config.DATABASE_URL === undefined),
   });
-  tellInstances = async (send, services) => {
+  tellInstances = async (services, forget) => {
+    const send = (bus: RevocationBus) => {
+      services.auth.useRevocations(bus);
+      return forget(services.auth);
+    };
     if (config.REDIS_URL !== undefined) {
       // ioredis loads only for the commands that tell instances, and only with a Redis (every call pays what it loads).
       const { connectRedis } = require('../scale/redis') as typeof import('../scale/redis');

@@ -39,7 +39,9 @@ export class ApplicationsProvisioning {
   }
 
   /** Every application, for `apps:list`: no secret, not even a hash. */
-  async list(): Promise<{ id: number; name: string; phoneRegion: string | null; createdAt: Date; users: number; liveSessions: number }[]> {
+  async list(): Promise<
+    { id: number; name: string; phoneRegion: string | null; createdAt: Date; disabledAt: Date | null; users: number; liveSessions: number }[]
+  > {
     const now = new Date();
     const rows = await this.prisma.application.findMany({
       orderBy: { id: 'asc' },
@@ -48,6 +50,7 @@ export class ApplicationsProvisioning {
         name: true,
         phoneRegion: true,
         createdAt: true,
+        disabledAt: true,
         _count: { select: { users: true, sessions: { where: { expiresAt: { gt: now } } } } },
       },
     });
@@ -80,6 +83,26 @@ export class ApplicationsProvisioning {
       const ended = await tx.session.findMany({ where: filter, select: { tokenHash: true } });
       await tx.session.deleteMany({ where: filter });
       return ended.map((session) => session.tokenHash);
+    });
+  }
+
+  /**
+   * Disables an application (its API key, sessions and session requests are
+   * refused from now on) or enables it again. Nothing else changes: its users,
+   * sessions, keys and data stay, and enabling gives every credential back
+   * (sessions keep expiring on their own clock meanwhile). Disabling one
+   * already disabled keeps the time it was disabled. Running instances'
+   * caches are told by the caller (the revocation bus).
+   */
+  async setDisabled(applicationId: number, disabled: boolean): Promise<{ id: number; disabledAt: Date | null }> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.application.updateMany({
+        where: { id: applicationId, disabledAt: disabled ? null : { not: null } },
+        data: { disabledAt: disabled ? new Date() : null },
+      });
+      const app = await tx.application.findUnique({ where: { id: applicationId }, select: { id: true, disabledAt: true } });
+      if (!app) throw badInput('applicationId', `application ${applicationId} does not exist`);
+      return app;
     });
   }
 
@@ -156,10 +179,11 @@ export class ApplicationsProvisioning {
     if (userId !== undefined) {
       const user = await this.prisma.user.findFirst({ where: { id: userId, applicationId }, select: { id: true } });
       if (!user) throw badInput('userId', `user ${userId} is not a user of application ${applicationId}`);
-    } else {
-      const app = await this.prisma.application.findUnique({ where: { id: applicationId }, select: { id: true } });
-      if (!app) throw badInput('applicationId', `application ${applicationId} does not exist`);
     }
+    const app = await this.prisma.application.findUnique({ where: { id: applicationId }, select: { disabledAt: true } });
+    if (!app) throw badInput('applicationId', `application ${applicationId} does not exist`);
+    // Its token would be refused at once: say so now.
+    if (app.disabledAt) throw badInput('applicationId', `application ${applicationId} is disabled (admin app:enable --app ${applicationId})`);
     // Through the sessions' statement: the cap on a user's sessions holds for these too.
     const { token, expiresAt, ended } = await this.sessions.openUnsigned(applicationId, userId ?? null);
     return { token, expiresAt, ended };

@@ -33,9 +33,9 @@ const EVERY_ROUTE: ErrorCode[] = ['BAD_REQUEST', 'TOO_MANY_REQUESTS', 'INTERNAL_
 
 /** What checking the credentials of each kind of route can answer. */
 const CREDENTIAL_ERRORS: Record<Callers, ErrorCode[]> = {
-  any: ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN'],
-  user: ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN'],
-  session: ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN'],
+  any: ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'APPLICATION_DISABLED'],
+  user: ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'APPLICATION_DISABLED'],
+  session: ['BAD_REQUEST', 'UNAUTHENTICATED', 'FORBIDDEN', 'APPLICATION_DISABLED'],
   none: [],
 };
 
@@ -95,6 +95,7 @@ const EXAMPLES: Partial<Record<ErrorCode, string[]>> = {
   ],
   UNAUTHENTICATED: [MESSAGES.noCredentials, MESSAGES.sessionMissing, MESSAGES.malformedAuthorization, MESSAGES.unknownApiKey, MESSAGES.badLogin],
   FORBIDDEN: [MESSAGES.needUser, MESSAGES.onBehalfOfUnknown, MESSAGES.sessionRequired],
+  APPLICATION_DISABLED: [MESSAGES.applicationDisabled],
   WRONG_PERMISSIONS: [MESSAGES.wrongPermissions],
   UNKNOWN_APPLICATION: [MESSAGES.unknownApplication],
   INVALID_SIGNATURE: [MESSAGES.invalidSignature],

@@ -1,7 +1,8 @@
 // Credential revocation across instances. Each instance caches checked
 // credentials for a few seconds (src/services/auth.ts); when one instance ends
 // a session or changes its user, every other instance must drop it from its
-// cache at once, not when the entry expires.
+// cache at once, not when the entry expires; so must an application an
+// operator disables (every credential of it).
 //
 // Through Redis pub/sub when REDIS_URL is set, else through PostgreSQL
 // LISTEN/NOTIFY on the primary. A message names the token's hash (never the
@@ -17,14 +18,14 @@ import type { SharedRedis } from './redis';
 
 /** What the service's cache does with a message. */
 export interface RevocationTarget {
-  /** Drops one session (by token hash), or an API key (`apikey:<hash>`), from the cache. */
+  /** Drops one session (by token hash), an API key (`apikey:<hash>`) or an application's every credential (`app:<id>`) from the cache. */
   forgetLocally(message: string): void;
   /** Drops every cached credential (the channel was interrupted: messages may be lost). */
   forgetAll(): void;
 }
 
 export interface RevocationBus {
-  /** Tells every instance (this one included) to forget this session (token hash) or API key (`apikey:<hash>`). */
+  /** Tells every instance (this one included) to forget this session (token hash), API key (`apikey:<hash>`) or application (`app:<id>`). */
   publish(message: string): Promise<void>;
   close(): Promise<void>;
 }

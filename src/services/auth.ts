@@ -11,7 +11,11 @@
 // time). Negative answers are never cached. A session this instance ends or
 // changes (logout, login, DELETE /session.json) is dropped from its cache at
 // once, and from every other instance's within milliseconds when a revocation
-// bus (Redis pub/sub, PostgreSQL LISTEN/NOTIFY) is attached.
+// bus (Redis pub/sub, PostgreSQL LISTEN/NOTIFY) is attached; so is every
+// credential of an application an operator disables (`admin app:disable`),
+// whose API key, sessions and session requests are then refused with 403
+// APPLICATION_DISABLED (and accepted again once it is enabled: nothing of it
+// is deleted, and refusals are never cached).
 import type { Pool } from 'pg';
 import { TOUCH_SESSION, FLUSH_TOUCHES, API_KEY } from '../db/statements/auth';
 import { query, type StatementError } from '../db/sql';
@@ -38,8 +42,9 @@ const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000;
 const DEADLOCK = '40P01';
 const FLUSH_ATTEMPTS = 4;
 
-/** Revocation messages name a session by its token hash, an API key by `apikey:` and its hash. */
+/** Revocation messages name a session by its token hash, an API key by `apikey:` and its hash, an application by `app:` and its id. */
 export const API_KEY_MESSAGE = 'apikey:';
+export const APPLICATION_MESSAGE = 'app:';
 
 const API_KEY_PATTERN = new RegExp(`^ApiKey ([\\x21-\\x7e]{1,${LIMITS.apiKeyLength}})$`);
 
@@ -73,6 +78,13 @@ export class AuthService {
   /** Revocations the bus failed to send (other instances then rely on the cache's bound). */
   revocationFailures = 0;
   private revocations: RevocationBus | undefined;
+  /**
+   * Counts the revocations applied here. A check that read the database
+   * before a revocation arrived and finishes after it is answered but not
+   * cached: its answer may predate the revocation, and caching it would
+   * honour a revoked credential for the cache's whole life.
+   */
+  private revocationsApplied = 0;
 
   constructor(
     private readonly pool: Pool,
@@ -111,17 +123,21 @@ export class AuthService {
       this.touches.set(hash, now);
       return cached.caller;
     }
+    const revocations = this.revocationsApplied;
     const [session] = await query(this.pool, TOUCH_SESSION, [hash, new Date(now), SESSION_TTL_SECONDS]);
     if (!session) {
       this.sessions.delete(hash);
       throw new AppError('UNAUTHENTICATED', MESSAGES.sessionMissing);
     }
+    if (session.disabled) throw new AppError('APPLICATION_DISABLED', MESSAGES.applicationDisabled);
     const ref = { id: session.id, tokenHash: hash };
     const caller: Caller =
       session.userId === null
         ? { kind: 'application', applicationId: session.applicationId, via: 'session', session: ref }
         : { kind: 'user', applicationId: session.applicationId, userId: session.userId, via: 'session', session: ref };
-    if (this.cacheMs > 0) remember(this.sessions, hash, { caller, checkedAt: now, expiresAt: now + SESSION_TTL_MS }, this.cacheSize);
+    if (this.cacheMs > 0 && revocations === this.revocationsApplied) {
+      remember(this.sessions, hash, { caller, checkedAt: now, expiresAt: now + SESSION_TTL_MS }, this.cacheSize);
+    }
     return caller;
   }
 
@@ -140,13 +156,15 @@ export class AuthService {
     const cached = this.apiKeys.get(cacheKey);
     if (cached && now - cached.checkedAt < this.cacheMs) return cached.caller;
 
+    const revocations = this.revocationsApplied;
     const [app] = await query(this.pool, API_KEY, [hash, userId]);
     if (!app) throw new AppError('UNAUTHENTICATED', MESSAGES.unknownApiKey);
+    if (app.disabled) throw new AppError('APPLICATION_DISABLED', MESSAGES.applicationDisabled);
     let caller: Caller;
     if (onBehalfOf === undefined) caller = { kind: 'application', applicationId: app.applicationId, via: 'apiKey' };
     else if (app.userId === null) throw new AppError('FORBIDDEN', MESSAGES.onBehalfOfUnknown);
     else caller = { kind: 'user', applicationId: app.applicationId, userId: app.userId, via: 'apiKey' };
-    if (this.cacheMs > 0) remember(this.apiKeys, cacheKey, { caller, checkedAt: now }, this.cacheSize);
+    if (this.cacheMs > 0 && revocations === this.revocationsApplied) remember(this.apiKeys, cacheKey, { caller, checkedAt: now }, this.cacheSize);
     return caller;
   }
 
@@ -168,6 +186,11 @@ export class AuthService {
     await this.forgetEverywhere(`${API_KEY_MESSAGE}${keyHash}`);
   }
 
+  /** Drops every credential of an application (its API key, its sessions) from every instance's cache: it was disabled. */
+  async forgetApplication(applicationId: number): Promise<void> {
+    await this.forgetEverywhere(`${APPLICATION_MESSAGE}${applicationId}`);
+  }
+
   /** A revocation message (see `forgetLocally`), applied here and published to the other instances. */
   private async forgetEverywhere(message: string): Promise<void> {
     this.forgetLocally(message);
@@ -179,19 +202,30 @@ export class AuthService {
     }
   }
 
-  /** Drops one session (a token hash), or an API key (`apikey:<hash>`), from this instance's cache: a revocation received from the bus. */
+  /**
+   * Drops one session (a token hash), an API key (`apikey:<hash>`) or every
+   * credential of an application (`app:<id>`) from this instance's cache: a
+   * revocation received from the bus.
+   */
   forgetLocally(message: string): void {
-    if (!message.startsWith(API_KEY_MESSAGE)) {
+    this.revocationsApplied++;
+    if (message.startsWith(APPLICATION_MESSAGE)) {
+      const applicationId = Number(message.slice(APPLICATION_MESSAGE.length));
+      for (const cache of [this.sessions, this.apiKeys]) {
+        for (const [key, entry] of [...cache]) if (entry.caller.applicationId === applicationId) cache.delete(key);
+      }
+    } else if (message.startsWith(API_KEY_MESSAGE)) {
+      // Cached per (key, On-Behalf-Of): every entry of that key goes.
+      const prefix = `${message.slice(API_KEY_MESSAGE.length)}:`;
+      for (const key of [...this.apiKeys.keys()]) if (key.startsWith(prefix)) this.apiKeys.delete(key);
+    } else {
       this.sessions.delete(message);
-      return;
     }
-    // Cached per (key, On-Behalf-Of): every entry of that key goes.
-    const prefix = `${message.slice(API_KEY_MESSAGE.length)}:`;
-    for (const key of [...this.apiKeys.keys()]) if (key.startsWith(prefix)) this.apiKeys.delete(key);
   }
 
   /** Drops every cached credential: the revocation channel was interrupted and messages may be lost. */
   forgetAll(): void {
+    this.revocationsApplied++;
     this.sessions.clear();
     this.apiKeys.clear();
   }

@@ -96,7 +96,7 @@ export class SessionsService {
 
   /**
    * Checks, in this order: the parameters' form; the application and its auth
-   * key; the signature; the timestamp's window; the user's password (when a
+   * key; the signature; that the application is enabled; the timestamp's window; the user's password (when a
    * user is named); the nonce. The first that fails refuses the request.
    */
   async create(request: SessionRequest, address: string): Promise<SessionView> {
@@ -120,6 +120,8 @@ export class SessionsService {
     if (!verifySignature(signatureBase(signedParameters(request)), request.signature, secret)) {
       throw new AppError('INVALID_SIGNATURE', MESSAGES.invalidSignature);
     }
+    // After the signature: only the application's own signer learns that it is disabled.
+    if (app.disabledAt !== null) throw new AppError('APPLICATION_DISABLED', MESSAGES.applicationDisabled);
     const signedAt = Number(request.timestamp);
     if (Math.abs(signedAt - now / 1000) > this.windowSeconds) {
       throw new AppError(

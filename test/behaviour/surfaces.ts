@@ -135,6 +135,7 @@ const BASE_CODES: readonly ErrorCode[] = [
   'INVALID_SIGNATURE',
   'TIMESTAMP_OUT_OF_WINDOW',
   'NONCE_REUSED',
+  'APPLICATION_DISABLED',
 ];
 
 /** GraphQL's name of an input → the REST parameter's (externalUserId → external_user_id). */

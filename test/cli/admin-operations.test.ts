@@ -1,7 +1,7 @@
 // The admin commands an operator runs a deployment with (issue 35): the
 // migration job's `migrate` and `migrate:status`, `--version`, listing
-// applications and sessions, and ending sessions at once — the running
-// service's cache included. Run as the image runs them: `node dist/cli/admin.js`.
+// applications and sessions, ending sessions and disabling applications at
+// once — the running service's cache included. Run as the image runs them: `node dist/cli/admin.js`.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -96,7 +96,15 @@ test('apps:list and sessions:list show ids and counts, never a key, secret, toke
 
   const { applications } = await json('apps:list');
   const listed = applications.find((a: { id: number }) => a.id === created.application.id);
-  expect(listed).toEqual({ id: created.application.id, name: 'ops app', phoneRegion: null, createdAt: expect.any(String), users: 1, liveSessions: 2 });
+  expect(listed).toEqual({
+    id: created.application.id,
+    name: 'ops app',
+    phoneRegion: null,
+    createdAt: expect.any(String),
+    disabledAt: null,
+    users: 1,
+    liveSessions: 2,
+  });
   const { sessions } = await json('sessions:list', '--user', String(user.id));
   expect(sessions).toHaveLength(2);
   expect(Object.keys(sessions[0]).sort()).toEqual(['applicationId', 'createdAt', 'expiresAt', 'id', 'userId']);
@@ -129,6 +137,51 @@ test('apps:list and sessions:list show ids and counts, never a key, secret, toke
     const usage = await admin({}, 'session:revoke', '--user', String(user.id), '--app', app);
     expect(usage.code).toBe(1);
     expect(usage.stderr).toMatch(/exactly one of --id, --user, --app/);
+  } finally {
+    await service?.close();
+  }
+});
+
+test('app:disable refuses an application on the running service at once and keeps everything; app:enable gives it back', async () => {
+  const created = await json('app:create', '--name', 'disabled app');
+  const app = String(created.application.id);
+  const { user } = await json('user:create', '--app', app, '--login', 'd-user', '--password', 'password123', '--external-user-id', '8');
+  const { token } = await json('session:create', '--app', app, '--user', String(user.id));
+  const service = url ? await startService({ database: { url, migrate: false }, revocation: true }) : undefined;
+  try {
+    const lookups = async () =>
+      Promise.all(
+        ([{ 'SVC-Token': token as string }, { Authorization: `ApiKey ${created.apiKey}` }] as Record<string, string>[]).map(
+          async (headers: Record<string, string>) => (await service!.rest('GET', '/users/external/8.json', { headers })).status,
+        ),
+      );
+    // Twice: both cached by the service (5 s).
+    if (service) for (let i = 0; i < 2; i++) expect(await lookups()).toEqual([200, 200]);
+
+    const disabled = await json('apps:disable', '--app', app);
+    expect(disabled).toEqual({ application: { id: created.application.id, disabledAt: expect.any(String) }, instancesTold: url ? 'postgres' : 'none' });
+    if (service) {
+      // Dropped from the service's cache through the revocation bus (NOTIFY), not after 5 s.
+      let statuses = await lookups();
+      for (let i = 0; i < 50 && statuses.includes(200); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        statuses = await lookups();
+      }
+      expect(statuses).toEqual([403, 403]);
+    }
+    const listed = (await json('apps:list')).applications.find((a: { id: number }) => a.id === created.application.id);
+    // Nothing deleted: the user and the live session are still there.
+    expect(listed).toMatchObject({ disabledAt: disabled.application.disabledAt, users: 1, liveSessions: 1 });
+    const refused = await admin({}, 'session:create', '--app', app, '--user', String(user.id));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`application ${app} is disabled`);
+
+    expect(await json('app:enable', '--app', app)).toEqual({ application: { id: created.application.id, disabledAt: null } });
+    // The service caches no refusal: the same token and key work at once.
+    if (service) expect(await lookups()).toEqual([200, 200]);
+    const unknown = await admin({}, 'app:disable', '--app', '2000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('application 2000000000 does not exist');
   } finally {
     await service?.close();
   }

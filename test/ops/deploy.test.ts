@@ -3,14 +3,20 @@
 // is downloaded), the Prometheus rules by promtool (Debian's prometheus), and
 // every metric the rules and the Grafana dashboard name is exported by a
 // running service (with Redis, a read replica and rate limits, so that every
-// family it can export is there).
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// family it can export is there). compose.yaml's `observability` profile is
+// checked as wiring (each file it mounts exists and sits where the other files
+// look for it; the dashboard's panels read the provisioned data source),
+// Prometheus' configuration by promtool, and Debian's Prometheus runs it
+// against a service here (scraping it, evaluating every rule without error).
+// Grafana itself is not run (not packaged by Debian, no registry for its image).
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
+import { freePort } from '../../scripts/lib/ports';
 import { startService, type TestService } from '../support/service';
 import { needOnPath, requires } from '../support/requires';
 
@@ -234,6 +240,151 @@ test('the compose file names files that exist and the images CI makes', () => {
     }
   }
   expect(compose.services.api!.image).toMatch(/^\$\{API_IMAGE:-/);
+});
+
+interface ComposeService {
+  image?: string;
+  profiles?: string[];
+  volumes?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+  depends_on?: string[] | Record<string, unknown>;
+}
+const compose = () => parseYaml(readFileSync(path.join(DEPLOY, 'compose.yaml'), 'utf8')) as { services: Record<string, ComposeService> };
+/** A service's bind mounts: the file or folder under deploy/ → where the container sees it. */
+const mounts = (service: ComposeService): Map<string, string> =>
+  new Map((service.volumes ?? []).filter((v) => v.startsWith('./')).map((v) => [path.join(DEPLOY, v.split(':')[0]!), v.split(':')[1]!]));
+const PROMETHEUS_CONFIG = path.join(DEPLOY, 'prometheus', 'prometheus.yml');
+interface PrometheusConfig {
+  global: Record<string, string>;
+  rule_files: string[];
+  scrape_configs: { job_name: string; metrics_path: string; static_configs: { targets: string[] }[] }[];
+}
+const prometheusConfig = () => parseYaml(readFileSync(PROMETHEUS_CONFIG, 'utf8')) as PrometheusConfig;
+
+describe("compose.yaml's observability profile", () => {
+  test('Prometheus and Grafana are the profile, each mounting files that exist where the other files look for them', () => {
+    const { services } = compose();
+    expect(Object.keys(services).filter((name) => services[name]!.profiles?.includes('observability'))).toEqual(['prometheus', 'grafana']);
+    // The stack without the profile: what CI brings up (scripts/container/check.sh).
+    for (const name of ['postgres', 'redis', 'migrate', 'api']) expect([name, services[name]!.profiles]).toEqual([name, undefined]);
+
+    // Prometheus: its image's default --config.file, the rule files the configuration names, the target it scrapes.
+    const prometheus = mounts(services.prometheus!);
+    for (const source of prometheus.keys()) expect(existsSync(source)).toBe(true);
+    expect(prometheus.get(PROMETHEUS_CONFIG)).toBe('/etc/prometheus/prometheus.yml');
+    const config = prometheusConfig();
+    expect(config.rule_files.sort()).toEqual([prometheus.get(RULES)]);
+    const [scrape] = config.scrape_configs;
+    // The job the rules and the dashboard select.
+    expect(readFileSync(RULES, 'utf8')).toContain(`job="${scrape!.job_name}"`);
+    expect(readFileSync(DASHBOARD, 'utf8')).toContain(`job=\\"${scrape!.job_name}\\"`);
+    const [host, port] = scrape!.static_configs[0]!.targets[0]!.split(':');
+    expect(services[host!]?.ports?.some((p) => p.endsWith(`:${port}`))).toBe(true);
+    expect(scrape!.metrics_path).toBe('/metrics');
+
+    // Grafana: provisioning where the image reads it, the dashboards where the provider looks, the data source at Prometheus.
+    const grafana = mounts(services.grafana!);
+    for (const source of grafana.keys()) expect(existsSync(source)).toBe(true);
+    const provisioning = path.join(DEPLOY, 'grafana', 'provisioning');
+    expect(grafana.get(provisioning)).toBe('/etc/grafana/provisioning');
+    const provider = parseYaml(readFileSync(path.join(provisioning, 'dashboards', 'chat-user-service.yml'), 'utf8')) as {
+      providers: { type: string; options: { path: string } }[];
+    };
+    expect(provider.providers.map((p) => [p.type, p.options.path])).toEqual([['file', grafana.get(path.dirname(DASHBOARD))]]);
+    const { datasources } = parseYaml(readFileSync(path.join(provisioning, 'datasources', 'prometheus.yml'), 'utf8')) as {
+      datasources: { uid: string; type: string; url: string }[];
+    };
+    expect(datasources).toHaveLength(1);
+    const [source] = datasources;
+    expect([source!.type, source!.url]).toEqual(['prometheus', 'http://prometheus:9090']);
+    expect(services.grafana!.depends_on).toEqual(['prometheus']);
+
+    // Every panel (and every query of one) reads that data source, by its uid.
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8')) as {
+      panels: { title: string; datasource?: { type: string; uid: string }; targets: { datasource?: { type: string; uid: string } }[] }[];
+    };
+    expect(dashboard.panels.length).toBeGreaterThan(5);
+    for (const panel of dashboard.panels) {
+      for (const ds of [panel.datasource, ...panel.targets.map((t) => t.datasource)]) {
+        if (ds === undefined && panel.datasource !== undefined) continue;
+        expect([panel.title, ds]).toEqual([panel.title, { type: 'prometheus', uid: source!.uid }]);
+      }
+    }
+  });
+
+  requires(needOnPath('promtool', 'apt-get install prometheus')).test("promtool accepts Prometheus' configuration with the rules it names", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-'));
+    try {
+      // The rule file where the container has it → where it is here.
+      const config = prometheusConfig();
+      const file = path.join(dir, 'prometheus.yml');
+      writeFileSync(file, JSON.stringify({ ...config, rule_files: [RULES] }));
+      const checked = spawnSync('promtool', ['check', 'config', file], { encoding: 'utf8' });
+      expect([checked.status, checked.stdout + checked.stderr]).toEqual([0, expect.stringMatching(/SUCCESS: .*prometheus\.yml is valid/)]);
+      expect(checked.stdout).toMatch(/SUCCESS: \d+ rules found/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  requires(needOnPath('prometheus', 'apt-get install prometheus')).test(
+    "Debian's Prometheus with that configuration scrapes a service and evaluates every rule without an error",
+    async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-run-'));
+      const target = await startService({});
+      const port = await freePort();
+      // As compose's, but the target is the service here, and every second (the test waits for evaluations).
+      const config = prometheusConfig();
+      const file = path.join(dir, 'prometheus.yml');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          ...config,
+          global: { scrape_interval: '1s', evaluation_interval: '1s' },
+          rule_files: [RULES],
+          scrape_configs: config.scrape_configs.map((c) => ({ ...c, static_configs: [{ targets: [`127.0.0.1:${target.port}`] }] })),
+        }),
+      );
+      const server = spawn(
+        'prometheus',
+        [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let log = '';
+      server.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+      const api = async <T>(query: string): Promise<T> => ((await (await fetch(`http://127.0.0.1:${port}/api/v1/${query}`)).json()) as { data: T }).data;
+      type Rule = { name: string; health: string; lastError?: string; lastEvaluation: string };
+      type Target = { health: string; labels: { job: string } };
+      try {
+        const deadline = Date.now() + 60_000;
+        let rules: Rule[] = [];
+        let targets: Target[] = [];
+        for (;;) {
+          try {
+            targets = (await api<{ activeTargets: Target[] }>('targets')).activeTargets;
+            rules = (await api<{ groups: { rules: Rule[] }[] }>('rules')).groups.flatMap((g) => g.rules);
+          } catch {
+            // Not listening yet.
+          }
+          const evaluated = rules.length > 0 && rules.every((r) => !r.lastEvaluation.startsWith('0001-'));
+          if ((targets[0]?.health === 'up' && evaluated) || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+        expect([targets.map((t) => [t.labels.job, t.health]), log]).toEqual([[[prometheusConfig().scrape_configs[0]!.job_name, 'up']], log]);
+        expect(rules.length).toBeGreaterThan(20);
+        expect(rules.filter((r) => r.health !== 'ok').map((r) => [r.name, r.health, r.lastError])).toEqual([]);
+        // The scraped families are there under the job's label.
+        const [info] = (await api<{ result: { metric: { job: string } }[] }>('query?query=build_info')).result;
+        expect(info?.metric.job).toBe('chat-user-service');
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((resolve) => server.once('exit', resolve));
+        await target.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 requires(needOnPath('haproxy', 'apt-get install haproxy')).test(

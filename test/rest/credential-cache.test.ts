@@ -32,6 +32,17 @@ test('a lookup costs two statements with fresh credentials and one while they ar
   expect(await statementsOf(() => lookup(t.as.apiKey))).toEqual({ status: 200, statements: 1 });
 });
 
+test('a check that a revocation overtakes is answered but not cached: the next request asks the database again', async () => {
+  const t = await seedTenant(service.app.provisioning);
+  const auth = service.app.services.auth;
+  const checking = auth.authenticate({ token: t.ownerToken });
+  // Arrives while the check's statement is in flight: the answer read may predate what it revokes (here, another session).
+  auth.forgetLocally(hashSecret(t.memberToken));
+  await checking;
+  expect(await statementsOf(() => lookup(t.as.owner))).toEqual({ status: 200, statements: 2 });
+  expect(await statementsOf(() => lookup(t.as.owner))).toEqual({ status: 200, statements: 1 });
+});
+
 test('batched touches reach the database in one statement, with each request’s own time', async () => {
   const t = await seedTenant(service.app.provisioning);
   await lookup(t.as.owner);

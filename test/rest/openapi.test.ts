@@ -115,6 +115,14 @@ const withBody =
   (options: RequestOptions) =>
   (r: Request): Request => ({ ...r, options: { ...options, headers: { ...r.options?.headers, ...options.headers } } });
 
+/** The route's OK request, made for an application of its own that is then disabled (403 APPLICATION_DISABLED). */
+const ofDisabledApplication = (id: string) => async (): Promise<Request> => {
+  const d = await seedTenant(service.app.provisioning);
+  const q = await OK[id]!(d);
+  await service.app.provisioning.applications.setDisabled(d.applicationId, true);
+  return q;
+};
+
 const OVERSIZED = JSON.stringify({ padding: 'x'.repeat(2 * 1024 * 1024 + 1) });
 
 /** Statuses every route of a kind answers the same way. */
@@ -131,11 +139,15 @@ function common(r: RestRoute, status: number): Producer[] {
     case 401:
       return r.callers === 'none' ? [] : [(t) => okWith(id, t, withHeaders({})), (t) => okWith(id, t, withHeaders({ 'QB-Token': 'nope' }))];
     case 403:
-      if (r.callers === 'session') return [(t) => okWith(id, t, withHeaders(t.as.apiKey))];
+      if (r.callers === 'session') return [(t) => okWith(id, t, withHeaders(t.as.apiKey)), ofDisabledApplication(id)];
       if (r.callers === 'user')
-        return [(t) => okWith(id, t, withHeaders(t.as.app)), (t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
-      if (r.callers === 'any') return [(t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' }))];
-      return [];
+        return [
+          (t) => okWith(id, t, withHeaders(t.as.app)),
+          (t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' })),
+          ofDisabledApplication(id),
+        ];
+      if (r.callers === 'any') return [(t) => okWith(id, t, withHeaders({ ...t.as.apiKey, 'On-Behalf-Of': '999999' })), ofDisabledApplication(id)];
+      return r.errors.includes('APPLICATION_DISABLED') ? [ofDisabledApplication(id)] : [];
     case 404:
       return r.url.endsWith(':file') ? [(t) => okWith(id, t, (q) => ({ ...q, path: q.path.replace(/\.json(\?|,|$)/, '$1') }))] : [];
     case 413:

@@ -3,13 +3,15 @@
 // whichever instance counts it; a store failure serves or refuses as
 // RATE_LIMIT_ON_STORE_ERROR says; a session ended on one instance is refused
 // by the other long before its cache would have dropped it (Redis pub/sub, or
-// LISTEN/NOTIFY without Redis on a PostgreSQL server). The Redis tests are
+// LISTEN/NOTIFY without Redis on a PostgreSQL server), and so is every
+// credential of an application the admin CLI disables. The Redis tests are
 // skipped, saying so, when Redis does not answer, and fail under CI=true.
 import { randomBytes } from 'node:crypto';
 import type { App } from '../../src/app';
 import type { Database } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
-import { publisher } from '../../src/scale/revocations';
+import { MESSAGES } from '../../src/errors';
+import { publisher, type RevocationBus } from '../../src/scale/revocations';
 import { recordFigures } from '../support/figures';
 import { needRedis, needServer, REDIS_URL, requires } from '../support/requires';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
@@ -196,6 +198,69 @@ withRedis.test('an API key rotated by the admin CLI is refused by running instan
   expect([figures.apiKeyA, figures.apiKeyB]).not.toContain(null);
   expect((await b.rest('GET', probe, { Authorization: `ApiKey ${apiKey}` })).status).toBe(200);
 });
+
+/**
+ * Disables an application as `admin app:disable` does (a process of its own
+ * with a publisher only: the flag, then one message) after both instances
+ * cached its session token and API key; polls until both refuse both (403):
+ * the ms that took, or null when one still did not after WAIT_MS. Enabling
+ * it then gives both back on both at once (refusals are never cached).
+ */
+async function disabledEverywhere(a: Instance, b: Instance, bus: RevocationBus): Promise<number | null> {
+  const tenant = await seedTenant(a.app.provisioning);
+  const probe = `/users/external/${tenant.member.externalUserId}.json`;
+  const credentials = [tenant.as.owner, tenant.as.apiKey];
+  for (const at of [a, b, a, b]) for (const headers of credentials) expect((await at.rest('GET', probe, headers)).status).toBe(200);
+  const { services, provisioning } = servicesOver(database, { auth: { cacheMs: 0 } });
+  services.auth.useRevocations(bus);
+  await provisioning.applications.setDisabled(tenant.applicationId, true);
+  await services.auth.forgetApplication(tenant.applicationId);
+  await services.close();
+  const disabled = Date.now();
+  const refusedBy = (at: Instance, headers: Record<string, string>) => async () => {
+    const res = await at.rest('GET', probe, headers);
+    if (res.status === 403) expect(res.body).toEqual({ errors: { base: [MESSAGES.applicationDisabled] } });
+    else expect(res.status).toBe(200);
+    return res.status === 403;
+  };
+  let slowest: number | null = 0;
+  for (const at of [a, b]) {
+    for (const headers of credentials) {
+      const ms = await msUntil(refusedBy(at, headers), disabled);
+      slowest = ms === null || slowest === null ? null : Math.max(slowest, ms);
+    }
+  }
+  await provisioning.applications.setDisabled(tenant.applicationId, false);
+  for (const at of [a, b]) for (const headers of credentials) expect((await at.rest('GET', probe, headers)).status).toBe(200);
+  return slowest;
+}
+
+withRedis.test(
+  'an application disabled by the admin CLI is refused by running instances while their caches would still hold it (Redis pub/sub), and enabling it restores it at once',
+  async () => {
+    const options = { redis, revocation: true, auth: { cacheMs: CACHE_MS } };
+    const [a, b] = [await instance(options), await instance(options)];
+    const cli = await connectRedis({ url: REDIS_URL, prefix: PREFIX, connectTimeoutMs: 2_000 });
+    extraRedis.push(cli);
+    figures.applicationRedis = await disabledEverywhere(a, b, publisher({ redis: cli }));
+    expect(figures.applicationRedis).not.toBeNull();
+  },
+);
+
+requires(needServer).test(
+  'without Redis, an application disabled by the admin CLI is refused by running instances while their caches would still hold it (LISTEN/NOTIFY)',
+  async () => {
+    const options = { revocation: true, auth: { cacheMs: CACHE_MS } };
+    const [a, b] = [await instance(options), await instance(options)];
+    const notify = publisher({
+      notify: async (channel, payload) => {
+        await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      },
+    });
+    figures.applicationListenNotify = await disabledEverywhere(a, b, notify);
+    expect(figures.applicationListenNotify).not.toBeNull();
+  },
+);
 
 withRedis.test('the failed-password budget is one budget across instances', async () => {
   const options = { redis, sessions: { loginAttempts: { perLogin: 3, perAddress: 1_000, windowMs: 60_000 } } };

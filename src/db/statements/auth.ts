@@ -1,5 +1,5 @@
 // Credentials: session tokens and API keys.
-import { computedOrNull, field, statement } from '../sql';
+import { computed, computedOrNull, field, statement } from '../sql';
 
 /**
  * A condition that is always true and makes the statement's transaction
@@ -10,21 +10,40 @@ import { computedOrNull, field, statement } from '../sql';
  */
 const COMMIT_LOCALLY = "set_config('synchronous_commit', 'local', true) IS NOT NULL";
 
-/** Slides the session ($3: its life in seconds), stamps the user, answers who it is: one statement for a cache miss. */
+/**
+ * Slides the session ($3: its life in seconds), stamps the user, answers who
+ * it is: one statement for a cache miss. A live session of a disabled
+ * application (`admin app:disable`) is answered with `disabled` and neither
+ * slid nor stamped (the request is refused; the session is kept, so that
+ * `app:enable` gives it back); the second branch runs only when the first
+ * found nothing, so a request of an enabled application pays for it nothing
+ * but the probe of its application's row.
+ */
 export const TOUCH_SESSION = statement({
   name: 'auth.touch_session',
   params: ['text', 'timestamptz', 'int4'],
   // A credential check: losing its slide is harmless (the next request slides it).
   writes: false,
-  columns: { id: field('Session', 'id'), applicationId: field('Session', 'applicationId'), userId: field('Session', 'userId') },
+  columns: {
+    id: field('Session', 'id'),
+    applicationId: field('Session', 'applicationId'),
+    userId: field('Session', 'userId'),
+    disabled: computed('bool'),
+  },
   text: `WITH s AS (
            UPDATE sessions SET expires_at = GREATEST(sessions.expires_at, $2::timestamptz + make_interval(secs => $3::int))
-            WHERE token_hash = $1 AND expires_at > $2::timestamptz AND ${COMMIT_LOCALLY}
+            WHERE token_hash = $1 AND expires_at > $2::timestamptz
+              AND NOT EXISTS (SELECT 1 FROM applications a WHERE a.id = sessions.application_id AND a.disabled_at IS NOT NULL)
+              AND ${COMMIT_LOCALLY}
            RETURNING id, application_id, user_id
          ), touched AS (
            UPDATE users SET last_request_at = GREATEST(users.last_request_at, $2::timestamptz) WHERE id = (SELECT user_id FROM s) RETURNING id
          )
-         SELECT id, application_id AS "applicationId", user_id AS "userId" FROM s`,
+         SELECT id, application_id AS "applicationId", user_id AS "userId", false AS disabled FROM s
+         UNION ALL
+         SELECT d.id, d.application_id, d.user_id, true
+           FROM sessions d JOIN applications a ON a.id = d.application_id
+          WHERE d.token_hash = $1 AND d.expires_at > $2::timestamptz AND a.disabled_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM s)`,
 });
 
 /**
@@ -51,13 +70,14 @@ export const FLUSH_TOUCHES = statement({
           WHERE users.id = latest.user_id`,
 });
 
-/** The key's application, and the On-Behalf-Of user if it is one of that application's. */
+/** The key's application (and whether it is disabled), and the On-Behalf-Of user if it is one of that application's. */
 export const API_KEY = statement({
   name: 'auth.api_key',
   params: ['text', 'int4'],
-  columns: { applicationId: field('Application', 'id'), userId: computedOrNull('int4') },
+  columns: { applicationId: field('Application', 'id'), userId: computedOrNull('int4'), disabled: computed('bool') },
   text: `SELECT a.id AS "applicationId",
-                (SELECT u.id FROM users u WHERE u.id = $2::int AND u.application_id = a.id) AS "userId"
+                (SELECT u.id FROM users u WHERE u.id = $2::int AND u.application_id = a.id) AS "userId",
+                a.disabled_at IS NOT NULL AS disabled
            FROM applications a
           WHERE a.api_key_hash = $1`,
 });

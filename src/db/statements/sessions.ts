@@ -9,8 +9,8 @@ const SESSION_COLUMNS = `id, application_id AS "applicationId", user_id AS "user
 export const APPLICATION_CREDENTIALS = statement({
   name: 'sessions.application_credentials',
   params: ['int4'],
-  columns: fields('Application', ['authKey', 'authSecretSealed']),
-  text: `SELECT auth_key AS "authKey", auth_secret_sealed AS "authSecretSealed" FROM applications WHERE id = $1`,
+  columns: fields('Application', ['authKey', 'authSecretSealed', 'disabledAt']),
+  text: `SELECT auth_key AS "authKey", auth_secret_sealed AS "authSecretSealed", disabled_at AS "disabledAt" FROM applications WHERE id = $1`,
 });
 
 /** With the email: a request naming login and email (the Android SDK's) must name one user by both. */

@@ -71,6 +71,7 @@ export const SESSION_ROUTES: RestRoute[] = [
       'INVALID_SIGNATURE',
       'TIMESTAMP_OUT_OF_WINDOW',
       'NONCE_REUSED',
+      'APPLICATION_DISABLED',
       'UNAUTHENTICATED',
       'WRITE_OUTCOME_UNKNOWN',
     ],

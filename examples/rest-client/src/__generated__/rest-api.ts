@@ -309,7 +309,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). WRONG_PERMISSIONS: The spec's WrongPermissions: a delete the caller may not make ("WrongPermissions"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). WRONG_PERMISSIONS: The spec's WrongPermissions: a delete the caller may not make ("WrongPermissions"). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -497,7 +497,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -621,7 +621,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -774,7 +774,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorList"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -939,7 +939,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1087,7 +1087,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1226,6 +1226,19 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: No credentials, credentials that name no live session or key, or a wrong login or password ("Token is required: send SVC-Token or Authorization: ApiKey <key>", "Required session does not exist", "Authorization must be 'ApiKey <key>'", "Unknown API key", "Unauthorized"). */
             401: {
+                headers: {
+                    /** @description The answer depends on the credentials: no cache may keep it. */
+                    "Cache-Control"?: "private, no-store";
+                    /** @description Names the credential headers (`svc-token, qb-token, authorization, on-behalf-of`; with CORS on, `Origin` too): a cache must not reuse the answer for a request with other credentials. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BaseError"];
+                };
+            };
+            /** @description APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
+            403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
                     "Cache-Control"?: "private, no-store";
@@ -1400,7 +1413,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1580,7 +1593,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */
@@ -1756,7 +1769,7 @@ export interface operations {
                     "application/json": components["schemas"]["BaseError"];
                 };
             };
-            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). */
+            /** @description FORBIDDEN: Valid credentials that may not do this (an application session where a user is needed, an API key where a session is) ("Forbidden. Need user.", "On-Behalf-Of does not name a user of this application", "This request needs a session token (SVC-Token or QB-Token), not an API key"). APPLICATION_DISABLED: The credentials' application is disabled by its operator (admin app:disable): its API key, sessions and session requests are refused until it is enabled again; nothing of it was deleted ("Forbidden. Application is disabled."). */
             403: {
                 headers: {
                     /** @description The answer depends on the credentials: no cache may keep it. */

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "applications" ADD COLUMN     "disabled_at" TIMESTAMPTZ(3);
