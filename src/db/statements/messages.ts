@@ -16,6 +16,9 @@ export const HIDE_FOR_USER = statement({
   params: ['int4', 'int4', '_text', 'int4'],
   columns: { ids: computed('_text') },
   text: `SELECT messages_hide_for_user($1, $2, $3, $4) AS ids`,
+  // The writes are inside the function, where the text cannot show them: a
+  // commit that is not confirmed must answer WRITE_OUTCOME_UNKNOWN.
+  writes: true,
 });
 
 /**
