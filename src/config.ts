@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './errors';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
@@ -247,10 +248,6 @@ export type Config = Parsed & { GRAPHQL_EXPLORER: boolean; GRAPHQL_INTROSPECTION
 
 /** SHUTDOWN_DELAY_MS in production: Kubernetes' endpoint removal and a balancer's health checks (2 × 500 ms in deploy/haproxy) take a few seconds. */
 export const SHUTDOWN_DELAY_PRODUCTION_MS = 5_000;
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty variables count as unset, as in most shells' `VAR= cmd` usage.
