@@ -243,6 +243,9 @@ const schema = z
 
 type Parsed = z.infer<typeof schema>;
 
+/** Every variable the service reads (docs/configuration.md's table lists the same: test/docs/reference.test.ts). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /** The configuration, with defaults that depend on NODE_ENV resolved. */
 export type Config = Parsed & { GRAPHQL_EXPLORER: boolean; GRAPHQL_INTROSPECTION: boolean; SHUTDOWN_DELAY_MS: number };
 
