@@ -1,6 +1,7 @@
 // The import rules of src/ (`npm run lint` runs them: dependency-cruiser).
 //
 // Layers, innermost first (docs/development.md, "Layers"):
+//   overrides/                 dependencies' internals replaced (imports no other src/ module)
 //   db/, scale/, tracing/, errors.ts  storage (one database or several, Redis) and what everything shares
 //   services/, provisioning/  the rules and what they store
 //   graphql/, rest/, http/, scale/, context.ts, config.ts  the surfaces and their wiring
@@ -32,6 +33,14 @@ module.exports = {
       comment: 'Storage does not know the rules that use it.',
       from: { path: '^src/(db|scale)/' },
       to: { path: '^src/(services|provisioning)/' },
+    },
+    {
+      name: 'overrides-stand-alone',
+      severity: 'error',
+      comment:
+        "src/overrides/ replaces dependencies' internals (its README's table): each module reaches only its dependency, so that it can be read, guarded and turned off on its own.",
+      from: { path: '^src/overrides/' },
+      to: { path: '^src/', pathNot: '^src/overrides/' },
     },
     {
       name: 'only-composition-imports-app',

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './errors';
+import { OVERRIDES } from './overrides';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
@@ -223,6 +224,20 @@ const schema = z
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).optional(),
     /** After the delay, how long the stop may take (in-flight requests, the database) before the process exits 1 regardless. */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
+    /**
+     * Overrides of dependencies' internals to turn off (src/overrides/README.md),
+     * comma-separated: their dependency's own code runs instead.
+     */
+    DEPENDENCY_OVERRIDES_OFF: z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(OVERRIDES, { error: `each must be one of ${OVERRIDES.join(', ')}` })))
+      .default([]),
     /** OTLP/HTTP collector base URL: tracing is off unless it is set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** service.name of the spans. */

@@ -46,6 +46,7 @@ async function main(): Promise<void> {
     poolMax: config.DB_POOL_MAX,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     preparedStatements: config.DB_PREPARED_STATEMENTS,
+    describeOnce: !config.DEPENDENCY_OVERRIDES_OFF.includes('described-query'),
     // The embedded database is always brought up to date: it has no other way.
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });

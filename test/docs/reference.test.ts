@@ -41,9 +41,14 @@ describe('docs/configuration.md', () => {
     );
   });
 
-  // A list default (SESSION_TOKEN_HEADERS) is stated as the comma-separated value, in any case.
+  // A list default (SESSION_TOKEN_HEADERS) is stated as the comma-separated value, in any case; an empty one as unset.
   const shown = (value: unknown) =>
-    (value === undefined ? 'unset' : Array.isArray(value) ? value.join(',') : JSON.stringify(value).replace(/^"|"$/g, '')).toLowerCase();
+    (value === undefined || (Array.isArray(value) && value.length === 0)
+      ? 'unset'
+      : Array.isArray(value)
+        ? value.join(',')
+        : JSON.stringify(value).replace(/^"|"$/g, '')
+    ).toLowerCase();
 
   test("states each default as the service applies it: the cell's first backticked value, `unset` for none, and the production one where it differs", () => {
     const defaults = loadConfig({}) as Record<string, unknown>;
