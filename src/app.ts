@@ -24,7 +24,7 @@ import { type CachingOptions, registerCaching } from './http/caching';
 import { registerApolloRoute } from './http/apollo-route';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, logRedact, operationLabelPlugin, registerObservability } from './http/observability';
-import { parseQuery, registerBodyParsers } from './http/parsing';
+import { parseQuery, registerBodyParsers, registerRequestTargetCheck } from './http/parsing';
 import { registerRequestIds, requestIdOf } from './http/request-id';
 import { type CloseOptions, registerLifecycle } from './http/lifecycle';
 import { registerOperatorMetrics } from './http/operator-metrics';
@@ -196,6 +196,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const fastify = createFastify(options, sessionTokenHeaders, failures, timeouts);
   registerRequestIds(fastify);
+  registerRequestTargetCheck(fastify);
 
   await registerBodyParsers(fastify);
 

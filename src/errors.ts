@@ -131,6 +131,8 @@ export const MESSAGES = {
   wrongPermissions: 'WrongPermissions',
   userNotFound: 'User not found',
   malformedBody: 'Malformed request body',
+  fragmentInTarget: 'Malformed request target: it holds "#" (a fragment stays in the client and is never sent)',
+  repeatedParameter: 'is sent more than once: send each query-string parameter once',
   requestTimeout: 'Request timeout: the request did not arrive in time',
   internal: 'Internal server error',
   databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',

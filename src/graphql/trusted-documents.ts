@@ -27,6 +27,7 @@ import { parse } from 'graphql';
 import { ConfigError, type Config } from '../config';
 import type { Context } from '../context';
 import { AppError } from '../errors';
+import { graphQLParameters } from '../http/apollo-route';
 import { sha256Hex } from './query-hash';
 
 export type TrustedDocumentsMode = 'off' | 'allow' | 'enforce';
@@ -237,14 +238,17 @@ interface SentOperation {
 function sentOperation(request: FastifyRequest): SentOperation {
   let fields: { query?: unknown; extensions?: unknown; documentId?: unknown };
   if (request.method === 'GET') {
-    const params = (request.query ?? {}) as Record<string, unknown>;
+    // Apollo's own reading of the target, a repeated parameter refused: the
+    // router's (request.query) may differ from it (issue 31).
+    const params = graphQLParameters(request.url);
+    const sentExtensions = params.get('extensions');
     let extensions: unknown;
     try {
-      extensions = typeof params.extensions === 'string' ? JSON.parse(params.extensions) : undefined;
+      extensions = sentExtensions === null ? undefined : JSON.parse(sentExtensions);
     } catch {
       extensions = undefined;
     }
-    fields = { query: params.query, extensions, documentId: params.documentId };
+    fields = { query: params.get('query') ?? undefined, extensions, documentId: params.get('documentId') ?? undefined };
   } else {
     const body = request.body;
     fields = typeof body === 'object' && body !== null ? body : {};
