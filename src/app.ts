@@ -136,6 +136,8 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
         windowMs: config.LOGIN_FAILURE_WINDOW_MS,
         perLogin: config.LOGIN_FAILURES_PER_LOGIN,
         perAddress: config.LOGIN_FAILURES_PER_ADDRESS,
+        checksPerAccount: config.PASSWORD_CHECKS_PER_ACCOUNT,
+        checksPerAddress: config.PASSWORD_CHECKS_PER_ADDRESS,
       },
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
     },

@@ -163,6 +163,13 @@ const schema = z
      */
     LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.perLogin),
     LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.perAddress),
+    /**
+     * Password checks, right or wrong, allowed per account (or unknown name)
+     * and per client address in LOGIN_FAILURE_WINDOW_MS: each is ~40 ms of
+     * scrypt, and a right password spends no failure budget.
+     */
+    PASSWORD_CHECKS_PER_ACCOUNT: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.checksPerAccount),
+    PASSWORD_CHECKS_PER_ADDRESS: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.checksPerAddress),
     LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(LOGIN_ATTEMPT_DEFAULTS.windowMs),
     /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
     SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(SESSIONS_PER_USER_DEFAULT),

@@ -7,6 +7,13 @@
 //   a name that exists from one that does not;
 // - per client address, whatever the names.
 //
+// Every password check, right or wrong, is counted too, under two more
+// budgets that a success does not give back (issue 31): per account (or
+// unknown name) and per address. A right password is ~40 ms of scrypt like a
+// wrong one, and the failure budgets alone let one account's owner (or
+// whoever has an app's embedded credentials and one account) spend them
+// without end.
+//
 // Each attempt is counted before its password is checked, and given back
 // when the password is right: concurrent guesses cannot all pass a budget's
 // check before any of them fails. Past a budget, attempts are refused (429)
@@ -34,11 +41,15 @@ export interface LoginAttemptsOptions {
   perLogin?: number;
   /** Failures allowed per client address in a window, whatever the names. */
   perAddress?: number;
+  /** Password checks, right or wrong, allowed per account (or unknown name) in a window. */
+  checksPerAccount?: number;
+  /** Password checks, right or wrong, allowed per client address in a window. */
+  checksPerAddress?: number;
 }
 
 /** What a failure is counted against. */
 export interface Subject {
-  budget: 'account' | 'name' | 'address';
+  budget: 'account' | 'name' | 'address' | 'accountChecks' | 'addressChecks';
   key: string;
 }
 
@@ -50,6 +61,8 @@ export const subjects = {
     key: `name:${digestKey(`${applicationId}:${field}:${value}`)}`,
   }),
   address: (address: string): Subject => ({ budget: 'address', key: `address:${addressKey(address)}` }),
+  /** Every password check of an account, name or address (`of`), right or wrong. */
+  checks: (of: Subject): Subject => ({ budget: of.budget === 'address' ? 'addressChecks' : 'accountChecks', key: `checks:${of.key}` }),
 };
 
 /** What the sessions service asks of a failure budget (in memory or in Redis). */
@@ -75,11 +88,18 @@ interface Window {
 export const TRACKED_KEYS = 50_000;
 
 /** LOGIN_FAILURES_PER_LOGIN's, LOGIN_FAILURES_PER_ADDRESS's and LOGIN_FAILURE_WINDOW_MS's defaults. */
-export const LOGIN_ATTEMPT_DEFAULTS = { perLogin: 10, perAddress: 100, windowMs: 15 * 60_000 } as const;
+/** And PASSWORD_CHECKS_PER_ACCOUNT's and PASSWORD_CHECKS_PER_ADDRESS's. */
+export const LOGIN_ATTEMPT_DEFAULTS = { perLogin: 10, perAddress: 100, windowMs: 15 * 60_000, checksPerAccount: 30, checksPerAddress: 1_000 } as const;
 
 const maxima = (options: LoginAttemptsOptions): Record<Subject['budget'], number> => {
   const perLogin = options.perLogin ?? LOGIN_ATTEMPT_DEFAULTS.perLogin;
-  return { account: perLogin, name: perLogin, address: options.perAddress ?? LOGIN_ATTEMPT_DEFAULTS.perAddress };
+  return {
+    account: perLogin,
+    name: perLogin,
+    address: options.perAddress ?? LOGIN_ATTEMPT_DEFAULTS.perAddress,
+    accountChecks: options.checksPerAccount ?? LOGIN_ATTEMPT_DEFAULTS.checksPerAccount,
+    addressChecks: options.checksPerAddress ?? LOGIN_ATTEMPT_DEFAULTS.checksPerAddress,
+  };
 };
 
 export class LoginAttempts implements FailureBudget {

@@ -246,8 +246,8 @@ export class SessionsService {
     if (wait > 0) throw new RateLimitedError(wait);
     const [user] = await query(this.pool, field === 'login' ? PASSWORD_BY_LOGIN : PASSWORD_BY_EMAIL, [applicationId, value]);
     const subject = user ? subjects.account(applicationId, user.id) : subjects.name(applicationId, field, value);
-    // Counted now, given back if the password is right.
-    wait = await this.attempts.attempt([subject, from]);
+    // Counted now; the failures given back if the password is right, the checks never.
+    wait = await this.attempts.attempt([subject, from, subjects.checks(subject), subjects.checks(from)]);
     if (wait > 0) throw new RateLimitedError(wait);
     const passwordRight = await verifyPassword(password, user?.passwordHash);
     // An email naming someone else (or no one) beside the login is a wrong
