@@ -140,6 +140,7 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
         checksPerAddress: config.PASSWORD_CHECKS_PER_ADDRESS,
       },
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
+      applicationSessions: { perApplication: config.APPLICATION_SESSIONS_PER_APPLICATION, perAddress: config.APPLICATION_SESSIONS_PER_ADDRESS },
     },
     messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
     sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },

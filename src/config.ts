@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
-import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
+import { APPLICATION_SESSION_DEFAULTS, LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
 import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS, SWEEP_MAX_SHARE_DEFAULT } from './services/sweeper';
@@ -171,6 +171,13 @@ const schema = z
     PASSWORD_CHECKS_PER_ACCOUNT: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.checksPerAccount),
     PASSWORD_CHECKS_PER_ADDRESS: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.checksPerAddress),
     LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(LOGIN_ATTEMPT_DEFAULTS.windowMs),
+    /**
+     * Application sessions (no user) opened per application, and per client
+     * address, in an hour; past either, 429 with Retry-After. A user's are
+     * capped by SESSIONS_PER_USER_MAX.
+     */
+    APPLICATION_SESSIONS_PER_APPLICATION: z.coerce.number().int().min(1).default(APPLICATION_SESSION_DEFAULTS.perApplication),
+    APPLICATION_SESSIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(APPLICATION_SESSION_DEFAULTS.perAddress),
     /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
     SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(SESSIONS_PER_USER_DEFAULT),
     /**

@@ -45,11 +45,15 @@ export interface LoginAttemptsOptions {
   checksPerAccount?: number;
   /** Password checks, right or wrong, allowed per client address in a window. */
   checksPerAddress?: number;
+  /** Application sessions opened per application in a window (the sessions' budget, SessionsService). */
+  sessionsPerApplication?: number;
+  /** Application sessions opened per client address in a window. */
+  sessionsPerAddress?: number;
 }
 
 /** What a failure is counted against. */
 export interface Subject {
-  budget: 'account' | 'name' | 'address' | 'accountChecks' | 'addressChecks';
+  budget: 'account' | 'name' | 'address' | 'accountChecks' | 'addressChecks' | 'applicationSessions' | 'addressSessions';
   key: string;
 }
 
@@ -63,6 +67,9 @@ export const subjects = {
   address: (address: string): Subject => ({ budget: 'address', key: `address:${addressKey(address)}` }),
   /** Every password check of an account, name or address (`of`), right or wrong. */
   checks: (of: Subject): Subject => ({ budget: of.budget === 'address' ? 'addressChecks' : 'accountChecks', key: `checks:${of.key}` }),
+  /** Application sessions opened for an application, and from an address. */
+  applicationSessions: (applicationId: number): Subject => ({ budget: 'applicationSessions', key: `sessions:application:${applicationId}` }),
+  addressSessions: (address: string): Subject => ({ budget: 'addressSessions', key: `sessions:address:${addressKey(address)}` }),
 };
 
 /** What the sessions service asks of a failure budget (in memory or in Redis). */
@@ -91,6 +98,9 @@ export const TRACKED_KEYS = 50_000;
 /** And PASSWORD_CHECKS_PER_ACCOUNT's and PASSWORD_CHECKS_PER_ADDRESS's. */
 export const LOGIN_ATTEMPT_DEFAULTS = { perLogin: 10, perAddress: 100, windowMs: 15 * 60_000, checksPerAccount: 30, checksPerAddress: 1_000 } as const;
 
+/** APPLICATION_SESSIONS_PER_APPLICATION's and APPLICATION_SESSIONS_PER_ADDRESS's defaults, per hour. */
+export const APPLICATION_SESSION_DEFAULTS = { perApplication: 100_000, perAddress: 1_000, windowMs: 60 * 60_000 } as const;
+
 const maxima = (options: LoginAttemptsOptions): Record<Subject['budget'], number> => {
   const perLogin = options.perLogin ?? LOGIN_ATTEMPT_DEFAULTS.perLogin;
   return {
@@ -99,6 +109,8 @@ const maxima = (options: LoginAttemptsOptions): Record<Subject['budget'], number
     address: options.perAddress ?? LOGIN_ATTEMPT_DEFAULTS.perAddress,
     accountChecks: options.checksPerAccount ?? LOGIN_ATTEMPT_DEFAULTS.checksPerAccount,
     addressChecks: options.checksPerAddress ?? LOGIN_ATTEMPT_DEFAULTS.checksPerAddress,
+    applicationSessions: options.sessionsPerApplication ?? APPLICATION_SESSION_DEFAULTS.perApplication,
+    addressSessions: options.sessionsPerAddress ?? APPLICATION_SESSION_DEFAULTS.perAddress,
   };
 };
 

@@ -21,7 +21,14 @@ import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
 import type { SharedRedis } from '../scale/redis';
-import { type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts, subjects } from './login-attempts';
+import {
+  APPLICATION_SESSION_DEFAULTS,
+  type FailureBudget,
+  LoginAttempts,
+  type LoginAttemptsOptions,
+  SharedLoginAttempts,
+  subjects,
+} from './login-attempts';
 import { hashSecret, newSecret, openSecret, signatureBase, verifyPassword, verifySignature } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
@@ -65,6 +72,8 @@ export interface SessionsOptions {
   now?: () => number;
   /** Live sessions one user may hold (SESSIONS_PER_USER_MAX, default 100). */
   sessionsPerUser?: number;
+  /** Application sessions opened per application and per address in an hour (APPLICATION_SESSIONS_PER_*). */
+  applicationSessions?: { perApplication?: number; perAddress?: number; windowMs?: number };
 }
 
 /** SESSIONS_PER_USER_MAX's default. */
@@ -79,6 +88,7 @@ export const NONCE_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonc
 export class SessionsService {
   private readonly windowSeconds: number;
   private readonly attempts: FailureBudget;
+  private readonly openings: FailureBudget;
   private readonly now: () => number;
   private readonly sessionsPerUser: number;
 
@@ -90,6 +100,12 @@ export class SessionsService {
   ) {
     this.windowSeconds = options.timestampWindowSeconds ?? TIMESTAMP_WINDOW_DEFAULT_S;
     this.attempts = options.redis ? new SharedLoginAttempts(options.redis, options.loginAttempts) : new LoginAttempts(options.loginAttempts);
+    const openings = {
+      windowMs: options.applicationSessions?.windowMs ?? APPLICATION_SESSION_DEFAULTS.windowMs,
+      sessionsPerApplication: options.applicationSessions?.perApplication,
+      sessionsPerAddress: options.applicationSessions?.perAddress,
+    };
+    this.openings = options.redis ? new SharedLoginAttempts(options.redis, openings) : new LoginAttempts(openings);
     this.now = options.now ?? Date.now;
     this.sessionsPerUser = options.sessionsPerUser ?? SESSIONS_PER_USER_DEFAULT;
   }
@@ -130,6 +146,15 @@ export class SessionsService {
       );
     }
     const userId = user ? await this.checkPassword(applicationId, user, address) : null;
+    // Application sessions have no user to cap them (a user's are capped by
+    // SESSIONS_PER_USER_MAX): each is a row kept two hours and a request
+    // budget of its own, so their openings are budgeted per application and
+    // per address (issue 31). Counted after the signature: only the
+    // application's signers spend its budget.
+    if (userId === null) {
+      const wait = await this.openings.attempt([subjects.applicationSessions(applicationId), subjects.addressSessions(address)]);
+      if (wait > 0) throw new RateLimitedError(wait);
+    }
 
     const token = newSecret();
     const forgetBefore = new Date((Math.floor(now / 1000) - this.windowSeconds) * 1000);

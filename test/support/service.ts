@@ -100,9 +100,30 @@ export async function openTestDatabase(): Promise<Database> {
 
 const isDatabase = (database: Database | DatabaseOptions): database is Database => 'pool' in database && 'readiness' in database;
 
-/** `options`: createApp's, over the defaults (no rate limits, no logger), and the database. */
+/**
+ * The budgets of issue 31 that a test meets only when it sets them: password
+ * checks (right or wrong) and application sessions opened. Tests open
+ * hundreds of sessions from 127.0.0.1, as they make requests without rate
+ * limits; test/security/password-checks.test.ts and application-sessions set
+ * their own.
+ */
+const UNBOUNDED = 1_000_000_000;
+export const TEST_SESSION_BUDGETS = {
+  loginAttempts: { checksPerAccount: UNBOUNDED, checksPerAddress: UNBOUNDED },
+  applicationSessions: { perApplication: UNBOUNDED, perAddress: UNBOUNDED },
+} as const;
+
+/** `options`: createApp's, over the defaults (no rate limits, no logger, TEST_SESSION_BUDGETS), and the database. */
 export async function startService(options: ServiceOptions = {}): Promise<TestService> {
-  const { database, ...appOptions } = options;
+  const { database, ...given_ } = options;
+  const appOptions: typeof given_ = {
+    ...given_,
+    sessions: {
+      ...given_.sessions,
+      loginAttempts: { ...TEST_SESSION_BUDGETS.loginAttempts, ...given_.sessions?.loginAttempts },
+      applicationSessions: { ...TEST_SESSION_BUDGETS.applicationSessions, ...given_.sessions?.applicationSessions },
+    },
+  };
   const given = database !== undefined && isDatabase(database);
   const db = given ? database : database ? await openDatabase(database) : await openTestDatabase();
   let app: App | undefined;
