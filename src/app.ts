@@ -37,7 +37,7 @@ import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
 import { registerRestRoutes } from './rest/register';
 import { styleOfPath } from './rest/routes';
 import { createProvisioning, type Provisioning } from './provisioning';
-import { createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
+import { type AddressBookOptions, createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
 import { SWEPT_KINDS } from './services/sweeper';
 import { SESSION_TTL_SECONDS, type AuthOptions } from './services/auth';
 import { newSecretsKey } from './services/secrets';
@@ -82,6 +82,8 @@ export interface AppOptions {
   messages?: MessagesOptions;
   /** The sweeper's interval and batch size; it runs only once main calls `services.sweeper.start()`. */
   sweeper?: SweeperOptions;
+  /** Address books' bounds: contacts per book, device books per user, new phone numbers a day (issue 31). */
+  addressBooks?: Omit<AddressBookOptions, 'redis'>;
   /** Serve HTTPS with this PEM key and certificate chain (default: plain HTTP). */
   https?: { key: string | Buffer; cert: string | Buffer };
   /** Serve GET /schema.graphql (default true). */
@@ -143,6 +145,11 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       applicationSessions: { perApplication: config.APPLICATION_SESSIONS_PER_APPLICATION, perAddress: config.APPLICATION_SESSIONS_PER_ADDRESS },
     },
     messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+    addressBooks: {
+      maxContacts: config.ADDRESS_BOOK_MAX_CONTACTS,
+      maxDeviceBooks: config.ADDRESS_BOOK_MAX_DEVICE_BOOKS,
+      discoveryPerDay: config.CONTACT_DISCOVERY_PER_DAY,
+    },
     sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
@@ -188,6 +195,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     reads: options.reads,
     messages: options.messages,
     sweeper: options.sweeper,
+    addressBooks: { ...options.addressBooks, redis: options.redis },
   });
   const provisioning = createProvisioning(database, { secretsKey, services });
   const schema = buildSchema();

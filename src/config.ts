@@ -5,6 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
+import { ADDRESS_BOOK_DEFAULTS } from './services/address-book-limits';
 import { APPLICATION_SESSION_DEFAULTS, LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
@@ -43,6 +44,7 @@ const schema = z
     GRAPHQL_INTROSPECTION: flag.optional(),
     /** GET /metrics in Prometheus text format. */
     METRICS_ENABLED: flag.default(true),
+
     /**
      * Longest a statement may run, and longest a request waits for a pooled
      * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
@@ -180,6 +182,12 @@ const schema = z
     APPLICATION_SESSIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(APPLICATION_SESSION_DEFAULTS.perAddress),
     /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
     SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(SESSIONS_PER_USER_DEFAULT),
+    /** Contacts one address book may hold; an upload that would pass it is refused whole (422). */
+    ADDRESS_BOOK_MAX_CONTACTS: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BOOK_DEFAULTS.maxContacts),
+    /** Device address books (udids) one user may hold besides the global one. */
+    ADDRESS_BOOK_MAX_DEVICE_BOOKS: z.coerce.number().int().min(0).max(1_000).default(ADDRESS_BOOK_DEFAULTS.maxDeviceBooks),
+    /** Phone numbers new to all of a user's books that their uploads may add (and so check against the application's users) a day. */
+    CONTACT_DISCOVERY_PER_DAY: z.coerce.number().int().min(1).default(ADDRESS_BOOK_DEFAULTS.discoveryPerDay),
     /**
      * How long (seconds) the content of a message deleted for everyone, or
      * hidden by every occupant, is kept aside for audit before the sweeper

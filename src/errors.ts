@@ -174,8 +174,12 @@ export const badInput = (field: string, message: string): AppError => new AppErr
 
 /** Over a budget (requests, failed logins): answered 429 with Retry-After. */
 export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('TOO_MANY_REQUESTS', `${MESSAGES.rateLimited}: retry in ${retryAfterSeconds} s`);
+  /** `reason`: which budget, when the client can do something about it (the request limits say nothing). */
+  constructor(
+    readonly retryAfterSeconds: number,
+    reason?: string,
+  ) {
+    super('TOO_MANY_REQUESTS', `${MESSAGES.rateLimited}: ${reason === undefined ? '' : `${reason}; `}retry in ${retryAfterSeconds} s`);
   }
 }
 

@@ -25,6 +25,7 @@ export class ConfiguredApps {
       PASSWORD_CHECKS_PER_ADDRESS: unbounded,
       APPLICATION_SESSIONS_PER_APPLICATION: unbounded,
       APPLICATION_SESSIONS_PER_ADDRESS: unbounded,
+      CONTACT_DISCOVERY_PER_DAY: unbounded,
       ...env,
     });
     const service = await startService({ ...appOptionsFromConfig(config), database: this.database });

@@ -102,15 +102,17 @@ const isDatabase = (database: Database | DatabaseOptions): database is Database 
 
 /**
  * The budgets of issue 31 that a test meets only when it sets them: password
- * checks (right or wrong) and application sessions opened. Tests open
- * hundreds of sessions from 127.0.0.1, as they make requests without rate
- * limits; test/security/password-checks.test.ts and application-sessions set
+ * checks (right or wrong), application sessions opened and new phone numbers
+ * a day. Tests open hundreds of sessions from 127.0.0.1 and upload books of
+ * thousands of numbers, as they make requests without rate limits;
+ * test/security/password-checks, application-sessions and address-books set
  * their own.
  */
 const UNBOUNDED = 1_000_000_000;
 export const TEST_SESSION_BUDGETS = {
   loginAttempts: { checksPerAccount: UNBOUNDED, checksPerAddress: UNBOUNDED },
   applicationSessions: { perApplication: UNBOUNDED, perAddress: UNBOUNDED },
+  addressBooks: { discoveryPerDay: UNBOUNDED },
 } as const;
 
 /** `options`: createApp's, over the defaults (no rate limits, no logger, TEST_SESSION_BUDGETS), and the database. */
@@ -123,6 +125,7 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
       loginAttempts: { ...TEST_SESSION_BUDGETS.loginAttempts, ...given_.sessions?.loginAttempts },
       applicationSessions: { ...TEST_SESSION_BUDGETS.applicationSessions, ...given_.sessions?.applicationSessions },
     },
+    addressBooks: { ...TEST_SESSION_BUDGETS.addressBooks, ...given_.addressBooks },
   };
   const given = database !== undefined && isDatabase(database);
   const db = given ? database : database ? await openDatabase(database) : await openTestDatabase();
