@@ -60,6 +60,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Serve GET /metrics (default true). */
   metrics?: boolean;
+  /** Serve it on the service's port too (default true); main serves it on METRICS_PORT instead when set (issue 31). */
+  metricsPublic?: boolean;
   /** Answer introspection queries (default true; off in production). */
   introspection?: boolean;
   /** The GraphQL explorer page (default: enabled). */
@@ -120,6 +122,8 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
   return {
     introspection: config.GRAPHQL_INTROSPECTION,
     metrics: config.METRICS_ENABLED,
+    // In production /metrics is where the operator says: METRICS_PORT, else nowhere.
+    metricsPublic: config.METRICS_PORT === undefined && config.NODE_ENV !== 'production',
     explorer: { enabled: config.GRAPHQL_EXPLORER },
     rateLimit: config.RATE_LIMIT_ENABLED && {
       windowMs: config.RATE_LIMIT_WINDOW_MS,
@@ -170,6 +174,8 @@ export interface App {
   readonly provisioning: Provisioning;
   /** How /graphql documents ran: compiled, or on graphql-js (src/graphql/execute.ts). */
   readonly graphqlExecution: ExecutionStats;
+  /** The metrics' registry: served by GET /metrics, or by main on METRICS_PORT (serveMetrics). */
+  readonly metrics: Registry;
   /** Readiness fails (/readyz 503) while requests are still served: the first step of a graceful stop (src/http/lifecycle.ts). */
   drain(): void;
   /** Called as close() begins, for live connections of other protocols (WebSockets: close them with 1001). */
@@ -221,6 +227,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     pool: database.pool,
     statementCount: database.statementCount,
     metrics: options.metrics ?? true,
+    metricsPublic: options.metricsPublic ?? true,
   });
   // Security headers and CORS first, so that every answer carries them, a 429
   // included (a browser could not read it otherwise). Then, before the routes,
@@ -251,6 +258,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     services,
     provisioning,
     graphqlExecution: execution.stats,
+    metrics,
     drain: () => lifecycle.drain(),
     onClosing: (listener) => lifecycle.onClosing(listener),
     async close(options) {
@@ -450,7 +458,7 @@ async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, opti
       // only a federation subgraph's requests, which this schema is not, but
       // its hook still ran (and made a promise) for every request.
       ApolloServerPluginInlineTraceDisabled(),
-      operationLabelPlugin,
+      operationLabelPlugin(trusted.isTrusted),
       ...armor.plugins,
       trusted.plugin,
       // What the root fields would read or write together, before any resolver runs.

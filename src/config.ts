@@ -44,7 +44,13 @@ const schema = z
     GRAPHQL_INTROSPECTION: flag.optional(),
     /** GET /metrics in Prometheus text format. */
     METRICS_ENABLED: flag.default(true),
-
+    /**
+     * Serve /metrics on this port (of METRICS_HOST, default HOST) instead of
+     * the service's own. In production /metrics is served only here: unset,
+     * nowhere.
+     */
+    METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+    METRICS_HOST: z.string().min(1).optional(),
     /**
      * Longest a statement may run, and longest a request waits for a pooled
      * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
@@ -248,6 +254,10 @@ const schema = z
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** service.name of the spans. */
     OTEL_SERVICE_NAME: z.string().min(1).default('chat-user-service'),
+  })
+  .refine((env) => env.METRICS_PORT === undefined || env.METRICS_PORT !== env.PORT, {
+    path: ['METRICS_PORT'],
+    message: "must differ from PORT: it keeps /metrics off the service's port",
   })
   .refine((env) => env.HEADERS_TIMEOUT_MS <= env.REQUEST_TIMEOUT_MS, {
     path: ['HEADERS_TIMEOUT_MS'],

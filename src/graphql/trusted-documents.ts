@@ -121,6 +121,8 @@ export interface TrustedDocuments {
   plugin: ApolloServerPlugin<Context>;
   /** Headers the explorer page adds to its requests (empty unless it is exempt). */
   explorerHeaders: Record<string, string>;
+  /** Whether a document's SHA-256 is of the manifest (the metrics label those by their fields). */
+  isTrusted(hash: string): boolean;
 }
 
 /** Sets up /graphql's trusted documents; call before the /graphql route is registered. */
@@ -149,6 +151,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
     persistedQueries: { cache: PrefixingKeyValueCache.cacheDangerouslyDoesNotNeedPrefixesForIsolation(documentCache(manifest, enforce)) },
     plugin: DOCUMENT_ID_PLUGIN,
     explorerHeaders: explorerKey === undefined ? {} : { [EXPLORER_KEY_HEADER]: explorerKey },
+    isTrusted: (hash) => manifest.has(hash),
   };
 }
 
