@@ -1,15 +1,18 @@
 // Failed password attempts, counted in fixed windows under three budgets:
 //
+// - per name: each login or email tried, whether it names a user or not (the
+//   same size for both, so that a budget never tells a name that exists from
+//   one that does not);
 // - per account: every name of a user (its login and its email) spends one
-//   budget, so a guesser gets it once, not once per name;
-// - per unknown name (a login or email that names no user of the
-//   application), the same size as an account's, so that a budget never tells
-//   a name that exists from one that does not;
+//   budget, so a guesser gets it once, not once per name. This one answers no
+//   429 (SessionsService.checkPassword): past it, every try of the account is
+//   a wrong credential, so that a 429 by one name never tells which other
+//   names share its account (issue 31);
 // - per client address, whatever the names.
 //
 // Every password check, right or wrong, is counted too, under two more
-// budgets that a success does not give back (issue 31): per account (or
-// unknown name) and per address. A right password is ~40 ms of scrypt like a
+// budgets that a success does not give back (issue 31): per name and per
+// address. A right password is ~40 ms of scrypt like a
 // wrong one, and the failure budgets alone let one account's owner (or
 // whoever has an app's embedded credentials and one account) spend them
 // without end.

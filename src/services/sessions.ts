@@ -257,29 +257,38 @@ export class SessionsService {
 
   /**
    * The user named by login or email, if the password is theirs. Unknown
-   * names and wrong passwords get the same answer after the same work. The
-   * failures of a user count against the account, whichever name it was
-   * given by; those of an unknown name against that name; both against the
-   * client's address. Past a budget, 429 before the password is checked.
+   * names and wrong passwords get the same answer after the same work.
+   *
+   * Budgets (src/services/login-attempts.ts): a 429 comes only from what the
+   * client sent and where from: the name it typed (login or email, whether
+   * it names a user or not) and its address, for failures and for checks. The
+   * account's own budget, over all its names, answers no 429: past it, a try
+   * by any of its names gets a wrong credential's 401, after the same work,
+   * even with the right password. A 429 by one name then never tells which
+   * other names belong to the same account (issue 31: after ten failures by
+   * `carol`, a try by carol@a.com answered 429 and one by another email 401),
+   * and the account still gets no more guesses than its budget.
    */
   private async checkPassword(applicationId: number, credentials: UserCredentials, address: string): Promise<number> {
     const { field, value, email } = userIdentifier(credentials);
     const password = credentials.password!;
     const from = subjects.address(address);
-    // An address past its budget costs not even the lookup.
-    let wait = await this.attempts.retryAfter([from]);
+    const name = subjects.name(applicationId, field, value);
+    // Counted now, before the lookup: a name or address past its budget costs
+    // not even that. The failures are given back if the password is right, the checks never.
+    const wait = await this.attempts.attempt([name, from, subjects.checks(name), subjects.checks(from)]);
     if (wait > 0) throw new RateLimitedError(wait);
     const [user] = await query(this.pool, field === 'login' ? PASSWORD_BY_LOGIN : PASSWORD_BY_EMAIL, [applicationId, value]);
-    const subject = user ? subjects.account(applicationId, user.id) : subjects.name(applicationId, field, value);
-    // Counted now; the failures given back if the password is right, the checks never.
-    wait = await this.attempts.attempt([subject, from, subjects.checks(subject), subjects.checks(from)]);
-    if (wait > 0) throw new RateLimitedError(wait);
+    const account = user ? subjects.account(applicationId, user.id) : undefined;
+    const locked = account !== undefined && (await this.attempts.attempt([account])) > 0;
     const passwordRight = await verifyPassword(password, user?.passwordHash);
     // An email naming someone else (or no one) beside the login is a wrong
     // credential like a wrong password, checked after the same work.
     const emailRight = email === undefined || (user !== undefined && 'email' in user && user.email === email);
-    if (!passwordRight || !emailRight) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
-    await this.attempts.succeeded(subject, from);
+    if (!passwordRight || !emailRight || locked) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
+    await this.attempts.succeeded(name, from);
+    // The account's failures cleared too (`name`'s, given back again, are gone already).
+    await this.attempts.succeeded(account!, name);
     return user!.id;
   }
 }

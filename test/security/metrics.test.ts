@@ -92,11 +92,12 @@ describe('configured as main configures it', () => {
 
   test('in production /metrics is not on the service port; with METRICS_PORT it is not either', async () => {
     const secrets = { SECRETS_KEY: 'a'.repeat(64) };
-    for (const env of [
+    const envs: Record<string, string>[] = [
       { NODE_ENV: 'production', ...secrets },
       { NODE_ENV: 'production', METRICS_PORT: '9464', ...secrets },
       { METRICS_PORT: '9464' },
-    ]) {
+    ];
+    for (const env of envs) {
       const { baseUrl } = await apps.start(env);
       expect((await fetchResult(`${baseUrl}/metrics`, {})).status).toBe(404);
     }
