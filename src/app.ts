@@ -25,7 +25,7 @@ import { registerApolloRoute } from './overrides/apollo-route';
 import { type OverrideName, overrideOn } from './overrides';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, logRedact, operationLabelPlugin, registerObservability } from './http/observability';
-import { parseQuery, registerBodyParsers } from './http/parsing';
+import { parseQuery, registerBodyParsers, registerRequestTargetCheck } from './http/parsing';
 import { registerRequestIds, requestIdOf } from './http/request-id';
 import { type CloseOptions, registerLifecycle } from './http/lifecycle';
 import { registerOperatorMetrics } from './http/operator-metrics';
@@ -38,7 +38,7 @@ import { qbTime, SESSION_EXPIRY_HEADER } from './rest/headers';
 import { registerRestRoutes } from './rest/register';
 import { styleOfPath } from './rest/routes';
 import { createProvisioning, type Provisioning } from './provisioning';
-import { createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
+import { type AddressBookOptions, createServices, type MessagesOptions, type Services, type SessionsOptions, type SweeperOptions } from './services';
 import { SWEPT_KINDS } from './services/sweeper';
 import { SESSION_TTL_SECONDS, type AuthOptions } from './services/auth';
 import { newSecretsKey } from './services/secrets';
@@ -61,6 +61,8 @@ export interface AppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Serve GET /metrics (default true). */
   metrics?: boolean;
+  /** Serve it on the service's port too (default true); main serves it on METRICS_PORT instead when set (issue 31). */
+  metricsPublic?: boolean;
   /** Answer introspection queries (default true; off in production). */
   introspection?: boolean;
   /** The GraphQL explorer page (default: enabled). */
@@ -83,6 +85,8 @@ export interface AppOptions {
   messages?: MessagesOptions;
   /** The sweeper's interval and batch size; it runs only once main calls `services.sweeper.start()`. */
   sweeper?: SweeperOptions;
+  /** Address books' bounds: contacts per book, device books per user, new phone numbers a day (issue 31). */
+  addressBooks?: Omit<AddressBookOptions, 'redis'>;
   /** Serve HTTPS with this PEM key and certificate chain (default: plain HTTP). */
   https?: { key: string | Buffer; cert: string | Buffer };
   /** Serve GET /schema.graphql (default true). */
@@ -121,6 +125,8 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
   return {
     introspection: config.GRAPHQL_INTROSPECTION,
     metrics: config.METRICS_ENABLED,
+    // In production /metrics is where the operator says: METRICS_PORT, else nowhere.
+    metricsPublic: config.METRICS_PORT === undefined && config.NODE_ENV !== 'production',
     explorer: { enabled: config.GRAPHQL_EXPLORER },
     rateLimit: config.RATE_LIMIT_ENABLED && {
       windowMs: config.RATE_LIMIT_WINDOW_MS,
@@ -139,10 +145,18 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
         windowMs: config.LOGIN_FAILURE_WINDOW_MS,
         perLogin: config.LOGIN_FAILURES_PER_LOGIN,
         perAddress: config.LOGIN_FAILURES_PER_ADDRESS,
+        checksPerAccount: config.PASSWORD_CHECKS_PER_ACCOUNT,
+        checksPerAddress: config.PASSWORD_CHECKS_PER_ADDRESS,
       },
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
+      applicationSessions: { perApplication: config.APPLICATION_SESSIONS_PER_APPLICATION, perAddress: config.APPLICATION_SESSIONS_PER_ADDRESS },
     },
     messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+    addressBooks: {
+      maxContacts: config.ADDRESS_BOOK_MAX_CONTACTS,
+      maxDeviceBooks: config.ADDRESS_BOOK_MAX_DEVICE_BOOKS,
+      discoveryPerDay: config.CONTACT_DISCOVERY_PER_DAY,
+    },
     sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
@@ -164,6 +178,8 @@ export interface App {
   readonly provisioning: Provisioning;
   /** How /graphql documents ran: compiled, or on graphql-js (src/graphql/execute.ts). */
   readonly graphqlExecution: ExecutionStats;
+  /** The metrics' registry: served by GET /metrics, or by main on METRICS_PORT (serveMetrics). */
+  readonly metrics: Registry;
   /** Readiness fails (/readyz 503) while requests are still served: the first step of a graceful stop (src/http/lifecycle.ts). */
   drain(): void;
   /** Called as close() begins, for live connections of other protocols (WebSockets: close them with 1001). */
@@ -189,6 +205,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     reads: options.reads,
     messages: options.messages,
     sweeper: options.sweeper,
+    addressBooks: { ...options.addressBooks, redis: options.redis },
   });
   const provisioning = createProvisioning(database, { secretsKey, services });
   const schema = buildSchema();
@@ -200,6 +217,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const fastify = createFastify(options, sessionTokenHeaders, failures, timeouts);
   registerRequestIds(fastify);
+  registerRequestTargetCheck(fastify);
 
   await registerBodyParsers(fastify);
 
@@ -214,6 +232,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     statementCount: database.statementCount,
     metrics: options.metrics ?? true,
     ownDurations: overrideOn(options.overridesOff, 'durations'),
+    metricsPublic: options.metricsPublic ?? true,
   });
   // Security headers and CORS first, so that every answer carries them, a 429
   // included (a browser could not read it otherwise). Then, before the routes,
@@ -246,6 +265,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     services,
     provisioning,
     graphqlExecution: execution.stats,
+    metrics,
     drain: () => lifecycle.drain(),
     onClosing: (listener) => lifecycle.onClosing(listener),
     async close(options) {
@@ -445,7 +465,7 @@ async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, opti
       // only a federation subgraph's requests, which this schema is not, but
       // its hook still ran (and made a promise) for every request.
       ApolloServerPluginInlineTraceDisabled(),
-      operationLabelPlugin,
+      operationLabelPlugin(trusted.isTrusted),
       ...armor.plugins,
       trusted.plugin,
       // What the root fields would read or write together, before any resolver runs.

@@ -7,7 +7,8 @@ import { ConfigError } from './errors';
 import { OVERRIDES } from './overrides';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
-import { LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
+import { ADDRESS_BOOK_DEFAULTS } from './services/address-book-limits';
+import { APPLICATION_SESSION_DEFAULTS, LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
 import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS, SWEEP_MAX_SHARE_DEFAULT } from './services/sweeper';
@@ -45,6 +46,13 @@ const schema = z
     GRAPHQL_INTROSPECTION: flag.optional(),
     /** GET /metrics in Prometheus text format. */
     METRICS_ENABLED: flag.default(true),
+    /**
+     * Serve /metrics on this port (of METRICS_HOST, default HOST) instead of
+     * the service's own. In production /metrics is served only here: unset,
+     * nowhere.
+     */
+    METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+    METRICS_HOST: z.string().min(1).optional(),
     /**
      * Longest a statement may run, and longest a request waits for a pooled
      * connection, before it fails with 503 DATABASE_TIMEOUT (0: no bound).
@@ -165,9 +173,29 @@ const schema = z
      */
     LOGIN_FAILURES_PER_LOGIN: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.perLogin),
     LOGIN_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.perAddress),
+    /**
+     * Password checks, right or wrong, allowed per account (or unknown name)
+     * and per client address in LOGIN_FAILURE_WINDOW_MS: each is ~40 ms of
+     * scrypt, and a right password spends no failure budget.
+     */
+    PASSWORD_CHECKS_PER_ACCOUNT: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.checksPerAccount),
+    PASSWORD_CHECKS_PER_ADDRESS: z.coerce.number().int().min(1).default(LOGIN_ATTEMPT_DEFAULTS.checksPerAddress),
     LOGIN_FAILURE_WINDOW_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(LOGIN_ATTEMPT_DEFAULTS.windowMs),
+    /**
+     * Application sessions (no user) opened per application, and per client
+     * address, in an hour; past either, 429 with Retry-After. A user's are
+     * capped by SESSIONS_PER_USER_MAX.
+     */
+    APPLICATION_SESSIONS_PER_APPLICATION: z.coerce.number().int().min(1).default(APPLICATION_SESSION_DEFAULTS.perApplication),
+    APPLICATION_SESSIONS_PER_ADDRESS: z.coerce.number().int().min(1).default(APPLICATION_SESSION_DEFAULTS.perAddress),
     /** Live sessions one user may hold; opening or logging into one more ends their least recently used. */
     SESSIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(100_000).default(SESSIONS_PER_USER_DEFAULT),
+    /** Contacts one address book may hold; an upload that would pass it is refused whole (422). */
+    ADDRESS_BOOK_MAX_CONTACTS: z.coerce.number().int().min(1).max(1_000_000).default(ADDRESS_BOOK_DEFAULTS.maxContacts),
+    /** Device address books (udids) one user may hold besides the global one. */
+    ADDRESS_BOOK_MAX_DEVICE_BOOKS: z.coerce.number().int().min(0).max(1_000).default(ADDRESS_BOOK_DEFAULTS.maxDeviceBooks),
+    /** Phone numbers new to all of a user's books that their uploads may add (and so check against the application's users) a day. */
+    CONTACT_DISCOVERY_PER_DAY: z.coerce.number().int().min(1).default(ADDRESS_BOOK_DEFAULTS.discoveryPerDay),
     /**
      * How long (seconds) the content of a message deleted for everyone, or
      * hidden by every occupant, is kept aside for audit before the sweeper
@@ -242,6 +270,10 @@ const schema = z
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** service.name of the spans. */
     OTEL_SERVICE_NAME: z.string().min(1).default('chat-user-service'),
+  })
+  .refine((env) => env.METRICS_PORT === undefined || env.METRICS_PORT !== env.PORT, {
+    path: ['METRICS_PORT'],
+    message: "must differ from PORT: it keeps /metrics off the service's port",
   })
   .refine((env) => env.HEADERS_TIMEOUT_MS <= env.REQUEST_TIMEOUT_MS, {
     path: ['HEADERS_TIMEOUT_MS'],

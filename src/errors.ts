@@ -131,6 +131,8 @@ export const MESSAGES = {
   wrongPermissions: 'WrongPermissions',
   userNotFound: 'User not found',
   malformedBody: 'Malformed request body',
+  fragmentInTarget: 'Malformed request target: it holds "#" (a fragment stays in the client and is never sent)',
+  repeatedParameter: 'is sent more than once: send each query-string parameter once',
   requestTimeout: 'Request timeout: the request did not arrive in time',
   internal: 'Internal server error',
   databaseUnavailable: 'Service temporarily unavailable: the database cannot be reached',
@@ -177,8 +179,12 @@ export const badInput = (field: string, message: string): AppError => new AppErr
 
 /** Over a budget (requests, failed logins): answered 429 with Retry-After. */
 export class RateLimitedError extends AppError {
-  constructor(readonly retryAfterSeconds: number) {
-    super('TOO_MANY_REQUESTS', `${MESSAGES.rateLimited}: retry in ${retryAfterSeconds} s`);
+  /** `reason`: which budget, when the client can do something about it (the request limits say nothing). */
+  constructor(
+    readonly retryAfterSeconds: number,
+    reason?: string,
+  ) {
+    super('TOO_MANY_REQUESTS', `${MESSAGES.rateLimited}: ${reason === undefined ? '' : `${reason}; `}retry in ${retryAfterSeconds} s`);
   }
 }
 

@@ -9,7 +9,7 @@ import { ConfigError } from './errors';
 import { toAppError } from './errors';
 import { type Database, openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
-import { logDestination, logRedact } from './http/observability';
+import { logDestination, logRedact, serveMetrics } from './http/observability';
 import type { SharedRedis } from './scale/redis';
 import { ReadReplicas } from './scale/replicas';
 import { collectStartupGarbage } from './startup-gc';
@@ -85,8 +85,10 @@ async function main(): Promise<void> {
   reportSetup(log, config, database, secrets);
   // Readiness fails at once, requests are served for the delay; then each is
   // closed after what uses it: the app (its requests drained), then what it used.
+  let metricsServer: Awaited<ReturnType<typeof serveMetrics>> | undefined;
   stopOnSignals(log, config, app, [
     () => app.close({ idleGraceMs: IDLE_GRACE_MS }),
+    () => metricsServer?.close(),
     () => reads?.close(),
     () => redis?.close(),
     () => database.close(),
@@ -95,6 +97,12 @@ async function main(): Promise<void> {
 
   const address = await app.fastify.listen({ host: config.HOST, port: config.PORT });
   log.info({ address, database: database.embedded ? `embedded (${config.PGLITE_DIR})` : 'DATABASE_URL' }, 'listening');
+  if (config.METRICS_ENABLED && config.METRICS_PORT !== undefined) {
+    metricsServer = await serveMetrics(app.metrics, config.METRICS_HOST ?? config.HOST, config.METRICS_PORT);
+    log.info({ address: metricsServer.address }, 'metrics listening');
+  } else if (config.METRICS_ENABLED && config.NODE_ENV === 'production') {
+    log.warn('/metrics is not served: set METRICS_PORT (production keeps it off the service port)');
+  }
   // Supervisors and scripts wait for this line: out now, not with the next batch.
   logStream.flushSync();
   // Every instance runs one; the sweep lock lets one of them work at a time.

@@ -28,6 +28,7 @@ import type { Config } from '../config';
 import { ConfigError } from '../errors';
 import type { Context } from '../context';
 import { AppError } from '../errors';
+import { graphQLParameters } from '../overrides/apollo-route';
 import { sha256Hex } from '../overrides/query-hash';
 
 export type TrustedDocumentsMode = 'off' | 'allow' | 'enforce';
@@ -121,6 +122,8 @@ export interface TrustedDocuments {
   plugin: ApolloServerPlugin<Context>;
   /** Headers the explorer page adds to its requests (empty unless it is exempt). */
   explorerHeaders: Record<string, string>;
+  /** Whether a document's SHA-256 is of the manifest (the metrics label those by their fields). */
+  isTrusted(hash: string): boolean;
 }
 
 /** Sets up /graphql's trusted documents; call before the /graphql route is registered. */
@@ -149,6 +152,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
     persistedQueries: { cache: PrefixingKeyValueCache.cacheDangerouslyDoesNotNeedPrefixesForIsolation(documentCache(manifest, enforce)) },
     plugin: DOCUMENT_ID_PLUGIN,
     explorerHeaders: explorerKey === undefined ? {} : { [EXPLORER_KEY_HEADER]: explorerKey },
+    isTrusted: (hash) => manifest.has(hash),
   };
 }
 
@@ -238,14 +242,17 @@ interface SentOperation {
 function sentOperation(request: FastifyRequest): SentOperation {
   let fields: { query?: unknown; extensions?: unknown; documentId?: unknown };
   if (request.method === 'GET') {
-    const params = (request.query ?? {}) as Record<string, unknown>;
+    // Apollo's own reading of the target, a repeated parameter refused: the
+    // router's (request.query) may differ from it (issue 31).
+    const params = graphQLParameters(request.url);
+    const sentExtensions = params.get('extensions');
     let extensions: unknown;
     try {
-      extensions = typeof params.extensions === 'string' ? JSON.parse(params.extensions) : undefined;
+      extensions = sentExtensions === null ? undefined : JSON.parse(sentExtensions);
     } catch {
       extensions = undefined;
     }
-    fields = { query: params.query, extensions, documentId: params.documentId };
+    fields = { query: params.get('query') ?? undefined, extensions, documentId: params.get('documentId') ?? undefined };
   } else {
     const body = request.body;
     fields = typeof body === 'object' && body !== null ? body : {};

@@ -125,7 +125,7 @@ function fromFrameworkError(error: unknown): unknown {
  */
 export function failureHandling(styleOfPath: (path: string) => Exclude<ErrorStyle, 'graphql'>) {
   // Doubled slashes are the path with single ones, as the router reads it (ignoreDuplicateSlashes).
-  const styleOfUrl = (url: string) => styleOfPath((url.split('?')[0] ?? '').replace(/\/{2,}/g, '/'));
+  const styleOfUrl = (url: string) => styleOfPath((url.split(/[?#]/)[0] ?? '').replace(/\/{2,}/g, '/'));
   return {
     /** Fastify option: a path that is not valid percent-encoding fails before routing. */
     frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => sendFailure(reply, fromFrameworkError(error), styleOfUrl(request.url)),

@@ -3,10 +3,16 @@
 //
 // Labels stay bounded: routes are route patterns ("unmatched" for unknown
 // paths) and GraphQL operations are labelled by their type and root fields
-// (taken from the schema), never by client-chosen operation names.
+// (taken from the schema), never by client-chosen operation names; and only
+// known operations are (issue 31: 1,152 anonymous documents of root-field
+// combinations grew the page from 10.7 KB to 1.6 MB, 742 series): a document
+// of the trusted manifest, or of one root field (the REST routes' operations,
+// one each), is labelled by its fields; any other document is `other`.
 import type { ApolloServerPlugin, GraphQLRequestListener } from '@apollo/server';
+import { type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { OperationDefinitionNode } from 'graphql';
+import { Kind, type OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
 import pino from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -46,24 +52,34 @@ export function operationLabel(operation: OperationDefinitionNode): string {
  */
 const labels = new WeakMap<OperationDefinitionNode, string>();
 
-/** One listener for every request (Apollo asks each plugin for one per request). */
-const labelListener: GraphQLRequestListener<Context> = {
-  async didResolveOperation({ operation, contextValue }) {
-    const request = (contextValue as Linked)[REQUEST];
-    if (!request || !operation) return;
-    let label = labels.get(operation);
-    if (label === undefined) {
-      label = operationLabel(operation);
-      labels.set(operation, label);
-    }
-    request.operation = label;
-  },
-};
+/** What every document that is not a known operation is labelled. */
+export const OTHER_OPERATION = 'other';
 
-const labelListening = Promise.resolve(labelListener);
-export const operationLabelPlugin: ApolloServerPlugin<Context> = {
-  requestDidStart: () => labelListening,
-};
+/** A known operation's label: a trusted document's (by its SHA-256), or one root field's; else OTHER_OPERATION. */
+function boundedLabel(operation: OperationDefinitionNode, trusted: boolean): string {
+  const selections = operation.selectionSet.selections;
+  if (trusted || (selections.length === 1 && selections[0]!.kind === Kind.FIELD)) return operationLabel(operation);
+  return OTHER_OPERATION;
+}
+
+/** `trusted`: whether a document's SHA-256 (Apollo's queryHash) is of the trusted manifest. */
+export function operationLabelPlugin(trusted: (hash: string) => boolean = () => false): ApolloServerPlugin<Context> {
+  // One listener for every request (Apollo asks each plugin for one per request).
+  const listener: GraphQLRequestListener<Context> = {
+    async didResolveOperation({ operation, contextValue, queryHash }) {
+      const request = (contextValue as Linked)[REQUEST];
+      if (!request || !operation) return;
+      let label = labels.get(operation);
+      if (label === undefined) {
+        label = boundedLabel(operation, trusted(queryHash));
+        labels.set(operation, label);
+      }
+      request.operation = label;
+    },
+  };
+  const listening = Promise.resolve(listener);
+  return { requestDidStart: () => listening };
+}
 
 /** The fields of a request's log line. */
 interface RequestLine {
@@ -82,6 +98,13 @@ export interface ObservabilityOptions {
   metrics: boolean;
   /** false: the duration histogram is prom-client's own Histogram (DEPENDENCY_OVERRIDES_OFF=durations; src/overrides/README.md). */
   ownDurations?: boolean;
+  /**
+   * Serve GET /metrics on the service's own port too (default true). False
+   * where the operator serves it elsewhere (METRICS_PORT, serveMetrics) and in
+   * production without METRICS_PORT: the page is the operator's, not the
+   * clients' (issue 31).
+   */
+  metricsPublic?: boolean;
 }
 
 /** What the request hook observes through: the service's histogram, or prom-client's behind the same call. */
@@ -91,6 +114,51 @@ function durationsHistogram(name: string, help: string, buckets: number[], regis
   if (own) return new RequestDurations(name, help, buckets, registry);
   const histogram = new Histogram({ name, help, buckets, labelNames: ['method', 'route', 'operation', 'status'] as const, registers: [registry] });
   return { observe: (method, route, operation, status, seconds) => histogram.observe({ method, route, operation, status }, seconds) };
+}
+
+/** Metrics that name versions (the package's, Node's): not on the service's public port, where they tell an attacker what runs. */
+const VERSION_METRICS = ['build_info', 'nodejs_version_info'];
+
+/** The page without VERSION_METRICS' families. */
+function withoutVersions(page: string): string {
+  return page
+    .split('\n')
+    .filter((line) => {
+      const name = line.startsWith('# ') ? line.split(' ')[2] : /^[a-zA-Z_:][a-zA-Z0-9_:]*/.exec(line)?.[0];
+      return name === undefined || !VERSION_METRICS.includes(name);
+    })
+    .join('\n');
+}
+
+/**
+ * GET /metrics (the whole page, versions included) on a listener of its own,
+ * METRICS_HOST:METRICS_PORT: where the operator's scraper reaches and
+ * clients do not. Anything else answers 404.
+ */
+export async function serveMetrics(registry: Registry, host: string, port: number): Promise<{ address: AddressInfo; close(): Promise<void> }> {
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method !== 'GET' || path !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
+      return;
+    }
+    registry.metrics().then(
+      (page) => response.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(page),
+      () => response.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    address: server.address() as AddressInfo,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 export function registerObservability(fastify: FastifyInstance, options: ObservabilityOptions): Registry {
@@ -147,8 +215,10 @@ export function registerObservability(fastify: FastifyInstance, options: Observa
     done();
   });
 
-  if (options.metrics) {
-    fastify.get('/metrics', async (_request, reply) => sendUnstored(reply.header('content-type', registry.contentType), await registry.metrics()));
+  if (options.metrics && options.metricsPublic !== false) {
+    fastify.get('/metrics', async (_request, reply) =>
+      sendUnstored(reply.header('content-type', registry.contentType), withoutVersions(await registry.metrics())),
+    );
   }
   return registry;
 }

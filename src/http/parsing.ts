@@ -40,6 +40,20 @@ export function parseJson(text: string): unknown {
  */
 export const parseQuery = (text: string): Record<string, string | string[]> => parseQueryString(text);
 
+/**
+ * A request target holding `#` is refused before routing reads it. No client
+ * sends one (a fragment stays in the browser), and readers disagree on it:
+ * Fastify's router ends the path at the first `?` or `#`, WHATWG URL makes
+ * everything after `#` a fragment. Two readings of one target were a
+ * trusted-documents bypass (issue 31); with no `#` they agree.
+ */
+export function registerRequestTargetCheck(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    if (request.url.includes('#')) return done(new AppError('BAD_REQUEST', MESSAGES.fragmentInTarget));
+    done();
+  });
+}
+
 /** The body parsers: JSON and form-encoded only (anything else is 415, not a string body). */
 export async function registerBodyParsers(fastify: FastifyInstance): Promise<void> {
   fastify.removeContentTypeParser('text/plain');

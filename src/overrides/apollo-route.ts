@@ -11,6 +11,7 @@
 import { Readable } from 'node:stream';
 import { type ApolloServer, type BaseContext, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, MESSAGES } from '../errors';
 
 export function registerApolloRoute<TContext extends BaseContext>(
   fastify: FastifyInstance,
@@ -44,7 +45,31 @@ export function graphQLRequestOf(request: FastifyRequest): HTTPGraphQLRequest {
     // As the integration: empty values are left out.
     if (value) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
-  return { method: request.method.toUpperCase(), headers, search: searchOf(request.url), body: request.body };
+  const search = searchOf(request.url);
+  if (search !== '') refuseRepeated(new URLSearchParams(search));
+  return { method: request.method.toUpperCase(), headers, search, body: request.body };
+}
+
+/**
+ * /graphql's query-string parameters, read once as Apollo reads them
+ * (URLSearchParams over searchOf): the trust check and the persisted-query
+ * check read these, never the router's own parse, so that what is checked is
+ * what runs. A parameter sent twice is refused (400): readers disagree on
+ * which one counts (issue 31).
+ */
+export function graphQLParameters(url: string): URLSearchParams {
+  const params = new URLSearchParams(searchOf(url));
+  refuseRepeated(params);
+  return params;
+}
+
+function refuseRepeated(params: URLSearchParams): void {
+  if (params.size < 2) return;
+  const seen = new Set<string>();
+  for (const name of params.keys()) {
+    if (seen.has(name)) throw new AppError('BAD_REQUEST', `Parameter ${JSON.stringify(name.slice(0, 64))} ${MESSAGES.repeatedParameter}`);
+    seen.add(name);
+  }
 }
 
 /**

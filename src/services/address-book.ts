@@ -10,11 +10,27 @@
 // grow with the number of contacts (contacts travel as two array parameters).
 import type { Pool } from 'pg';
 import { callerKey, readQuery, type ReadReplicas } from '../scale/replicas';
-import { query, run, transaction } from '../db/sql';
+import { query, run, send, transaction } from '../db/sql';
 import { REGION } from '../db/statements/phones';
-import { BOOK_SIZE, CONTACTS, LOCK_BOOK, REGISTERED_USER_PHONES, REGISTERED_USERS, REGISTERED_USERS_PAGE, UPLOAD } from '../db/statements/address-book';
+import {
+  BOOK_LIMITS,
+  BOOK_SIZE,
+  CONTACTS,
+  LOCK_BOOK,
+  LOCK_DEVICE_BOOKS,
+  NEW_PHONES,
+  REGISTERED_USER_PHONES,
+  REGISTERED_USERS,
+  REGISTERED_USERS_PAGE,
+  UPLOAD,
+} from '../db/statements/address-book';
 import type { UserRecord } from '../db/statements/users';
-import { badInput } from '../errors';
+import { type AppError, RateLimitedError, badInput } from '../errors';
+import type { SharedRedis } from '../scale/redis';
+import { ADDRESS_BOOK_DEFAULTS } from './address-book-limits';
+import { type CountBudget, LocalCountBudget, SharedCountBudget } from './discovery-budget';
+
+export { ADDRESS_BOOK_DEFAULTS };
 import { requireUser } from './auth';
 import type { Caller } from './caller';
 import { phoneKey } from './phones';
@@ -40,6 +56,8 @@ export interface UploadResult {
   deleted: number;
   rejected: RejectedContact[];
 }
+
+type UploadCounts = Omit<UploadResult, 'rejected'>;
 
 export interface StoredContact {
   name: string;
@@ -76,12 +94,35 @@ function decodeCursor(cursor: string): number {
   return id;
 }
 
+export interface AddressBookOptions {
+  /** Contacts one book may hold (ADDRESS_BOOK_MAX_CONTACTS). */
+  maxContacts?: number;
+  /** Device books (udids) one user may hold besides the global book (ADDRESS_BOOK_MAX_DEVICE_BOOKS). */
+  maxDeviceBooks?: number;
+  /** Phone numbers new to all of a user's books that their uploads may add in a day (CONTACT_DISCOVERY_PER_DAY). */
+  discoveryPerDay?: number;
+  /** Count the discovery budget in Redis, shared by every instance. */
+  redis?: SharedRedis | undefined;
+}
+
+
 export class AddressBookService {
+  private readonly maxContacts: number;
+  private readonly maxDeviceBooks: number;
+  private readonly discoveryPerDay: number;
+  private readonly discovery: CountBudget;
+
   constructor(
     private readonly pool: Pool,
     /** Read replicas (DATABASE_READ_URL) for registered users; undefined: the primary. */
     private readonly reads?: ReadReplicas,
-  ) {}
+    options: AddressBookOptions = {},
+  ) {
+    this.maxContacts = options.maxContacts ?? ADDRESS_BOOK_DEFAULTS.maxContacts;
+    this.maxDeviceBooks = options.maxDeviceBooks ?? ADDRESS_BOOK_DEFAULTS.maxDeviceBooks;
+    this.discoveryPerDay = options.discoveryPerDay ?? ADDRESS_BOOK_DEFAULTS.discoveryPerDay;
+    this.discovery = options.redis ? new SharedCountBudget(options.redis, this.discoveryPerDay) : new LocalCountBudget(this.discoveryPerDay);
+  }
 
   /** Users of the caller's application whose phone is a contact's phone in the caller's book (as written, or the same number). */
   async registeredUsers(caller: Caller, udid: string | null | undefined): Promise<UserRecord[]> {
@@ -123,7 +164,7 @@ export class AddressBookService {
   /** The contacts of the caller's book (global, or the device's), in upload order. */
   async contacts(caller: Caller, udid: string | null | undefined): Promise<StoredContact[]> {
     const user = requireUser(caller);
-    return query(this.pool, CONTACTS, [user.userId, validate.udidContext(udid)]);
+    return query(this.pool, CONTACTS, [user.userId, validate.udidContext(udid), this.maxContacts]);
   }
 
   /**
@@ -166,15 +207,45 @@ export class AddressBookService {
     // Readers take no lock.
     // Phone keys are computed here, at write time (never per read), in the
     // region read after the lock that keeps it from changing meanwhile.
-    const [counts] = await transaction(this.pool, UPLOAD.name, async (client) => {
+    //
+    // The bounds (issue 31) are checked inside the transaction, after the
+    // upload: one that would pass them is rolled back, nothing stored.
+    const device = context !== '';
+    // A refusal is answered by the callback, not thrown through it: the
+    // transaction layer wraps what it throws as a failed statement.
+    const outcome = await transaction(this.pool, UPLOAD.name, async (client): Promise<{ counts: UploadCounts } | { refused: AppError }> => {
       await run(client, LOCK_BOOK, [user.userId, context, user.applicationId]);
+      if (device) await run(client, LOCK_DEVICE_BOOKS, [user.userId]);
       const region = (await run(client, REGION, [user.applicationId]))[0]?.phoneRegion ?? null;
       const keys = phones.map((phone) => phoneKey(phone, region));
-      return run(client, UPLOAD, [user.userId, context, phones, names, force, destroyed, keys]);
+      const [added] = keys.length === 0 ? [{ phones: 0 }] : await run(client, NEW_PHONES, [user.userId, keys]);
+      // What a refusal below rolls back to (the locks stay: they are the transaction's).
+      await send(client, 'SAVEPOINT upload');
+      const result = await run(client, UPLOAD, [user.userId, context, phones, names, force, destroyed, keys]);
+      const [limits] = await run(client, BOOK_LIMITS, [user.userId, context, device]);
+      const { created, deleted } = result[0]!;
+      // A book over the cap from before it existed may still shrink.
+      let refused: AppError | undefined;
+      if (limits!.contacts > this.maxContacts && created > deleted) {
+        refused = badInput('contacts', `an address book holds at most ${this.maxContacts} contacts: this upload would make it ${limits!.contacts}`);
+      } else if (limits!.deviceBooks > this.maxDeviceBooks) {
+        refused = badInput('udid', `at most ${this.maxDeviceBooks} device address books (udids) per user besides the global one`);
+      } else {
+        // Last: a refused upload spends nothing.
+        const wait = await this.discovery.take(`${user.userId}`, added!.phones);
+        if (wait > 0) {
+          refused = new RateLimitedError(wait, `at most ${this.discoveryPerDay} phone numbers new to your address books a day (this upload adds ${added!.phones})`);
+        }
+      }
+      if (refused === undefined) return { counts: result[0]! };
+      await send(client, 'ROLLBACK TO SAVEPOINT upload');
+      return { refused };
     });
+    if ('refused' in outcome) throw outcome.refused;
+    const counts = outcome.counts;
     // The caller's next reads, on whatever instance, wait for a replica to have this.
     await this.reads?.wrote(callerKey(caller));
-    return { ...counts!, rejected };
+    return { ...counts, rejected };
   }
 }
 

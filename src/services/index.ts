@@ -4,7 +4,7 @@
 // tenants up one at a time (applications, users, dialogs, messages) are
 // src/provisioning's, the one module on Prisma's client.
 import type { Database } from '../db';
-import { AddressBookService } from './address-book';
+import { AddressBookService, type AddressBookOptions } from './address-book';
 import { type AuthOptions, AuthService } from './auth';
 import type { LoginAttemptsOptions } from './login-attempts';
 import { MessagesService, type MessagesOptions } from './messages';
@@ -45,9 +45,11 @@ export interface ServicesOptions {
   messages?: MessagesOptions;
   /** The sweeper's interval and batch size (its nonce cut-off follows `sessions`' timestamp window). */
   sweeper?: SweeperOptions;
+  /** Address books' bounds (issue 31) and where the discovery budget is counted. */
+  addressBooks?: AddressBookOptions;
 }
 
-export type { LoginAttemptsOptions, MessagesOptions, SessionsOptions, SweeperOptions };
+export type { AddressBookOptions, LoginAttemptsOptions, MessagesOptions, SessionsOptions, SweeperOptions };
 
 export function createServices(database: Pick<Database, 'pool'>, options: ServicesOptions = {}): Services {
   const { pool } = database;
@@ -59,7 +61,7 @@ export function createServices(database: Pick<Database, 'pool'>, options: Servic
     auth,
     users: new UsersService(pool, options.reads),
     messages: new MessagesService(pool, options.messages),
-    addressBook: new AddressBookService(pool, options.reads),
+    addressBook: new AddressBookService(pool, options.reads, options.addressBooks),
     phoneKeys: new PhoneKeysService(pool),
     sessions,
     sweeper,

@@ -1,11 +1,21 @@
 // Failed password attempts, counted in fixed windows under three budgets:
 //
+// - per name: each login or email tried, whether it names a user or not (the
+//   same size for both, so that a budget never tells a name that exists from
+//   one that does not);
 // - per account: every name of a user (its login and its email) spends one
-//   budget, so a guesser gets it once, not once per name;
-// - per unknown name (a login or email that names no user of the
-//   application), the same size as an account's, so that a budget never tells
-//   a name that exists from one that does not;
+//   budget, so a guesser gets it once, not once per name. This one answers no
+//   429 (SessionsService.checkPassword): past it, every try of the account is
+//   a wrong credential, so that a 429 by one name never tells which other
+//   names share its account (issue 31);
 // - per client address, whatever the names.
+//
+// Every password check, right or wrong, is counted too, under two more
+// budgets that a success does not give back (issue 31): per name and per
+// address. A right password is ~40 ms of scrypt like a
+// wrong one, and the failure budgets alone let one account's owner (or
+// whoever has an app's embedded credentials and one account) spend them
+// without end.
 //
 // Each attempt is counted before its password is checked, and given back
 // when the password is right: concurrent guesses cannot all pass a budget's
@@ -34,11 +44,19 @@ export interface LoginAttemptsOptions {
   perLogin?: number;
   /** Failures allowed per client address in a window, whatever the names. */
   perAddress?: number;
+  /** Password checks, right or wrong, allowed per account (or unknown name) in a window. */
+  checksPerAccount?: number;
+  /** Password checks, right or wrong, allowed per client address in a window. */
+  checksPerAddress?: number;
+  /** Application sessions opened per application in a window (the sessions' budget, SessionsService). */
+  sessionsPerApplication?: number;
+  /** Application sessions opened per client address in a window. */
+  sessionsPerAddress?: number;
 }
 
 /** What a failure is counted against. */
 export interface Subject {
-  budget: 'account' | 'name' | 'address';
+  budget: 'account' | 'name' | 'address' | 'accountChecks' | 'addressChecks' | 'applicationSessions' | 'addressSessions';
   key: string;
 }
 
@@ -50,6 +68,11 @@ export const subjects = {
     key: `name:${digestKey(`${applicationId}:${field}:${value}`)}`,
   }),
   address: (address: string): Subject => ({ budget: 'address', key: `address:${addressKey(address)}` }),
+  /** Every password check of an account, name or address (`of`), right or wrong. */
+  checks: (of: Subject): Subject => ({ budget: of.budget === 'address' ? 'addressChecks' : 'accountChecks', key: `checks:${of.key}` }),
+  /** Application sessions opened for an application, and from an address. */
+  applicationSessions: (applicationId: number): Subject => ({ budget: 'applicationSessions', key: `sessions:application:${applicationId}` }),
+  addressSessions: (address: string): Subject => ({ budget: 'addressSessions', key: `sessions:address:${addressKey(address)}` }),
 };
 
 /** What the sessions service asks of a failure budget (in memory or in Redis). */
@@ -75,11 +98,23 @@ interface Window {
 export const TRACKED_KEYS = 50_000;
 
 /** LOGIN_FAILURES_PER_LOGIN's, LOGIN_FAILURES_PER_ADDRESS's and LOGIN_FAILURE_WINDOW_MS's defaults. */
-export const LOGIN_ATTEMPT_DEFAULTS = { perLogin: 10, perAddress: 100, windowMs: 15 * 60_000 } as const;
+/** And PASSWORD_CHECKS_PER_ACCOUNT's and PASSWORD_CHECKS_PER_ADDRESS's. */
+export const LOGIN_ATTEMPT_DEFAULTS = { perLogin: 10, perAddress: 100, windowMs: 15 * 60_000, checksPerAccount: 30, checksPerAddress: 1_000 } as const;
+
+/** APPLICATION_SESSIONS_PER_APPLICATION's and APPLICATION_SESSIONS_PER_ADDRESS's defaults, per hour. */
+export const APPLICATION_SESSION_DEFAULTS = { perApplication: 100_000, perAddress: 1_000, windowMs: 60 * 60_000 } as const;
 
 const maxima = (options: LoginAttemptsOptions): Record<Subject['budget'], number> => {
   const perLogin = options.perLogin ?? LOGIN_ATTEMPT_DEFAULTS.perLogin;
-  return { account: perLogin, name: perLogin, address: options.perAddress ?? LOGIN_ATTEMPT_DEFAULTS.perAddress };
+  return {
+    account: perLogin,
+    name: perLogin,
+    address: options.perAddress ?? LOGIN_ATTEMPT_DEFAULTS.perAddress,
+    accountChecks: options.checksPerAccount ?? LOGIN_ATTEMPT_DEFAULTS.checksPerAccount,
+    addressChecks: options.checksPerAddress ?? LOGIN_ATTEMPT_DEFAULTS.checksPerAddress,
+    applicationSessions: options.sessionsPerApplication ?? APPLICATION_SESSION_DEFAULTS.perApplication,
+    addressSessions: options.sessionsPerAddress ?? APPLICATION_SESSION_DEFAULTS.perAddress,
+  };
 };
 
 export class LoginAttempts implements FailureBudget {

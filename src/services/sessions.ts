@@ -21,7 +21,14 @@ import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
 import type { SharedRedis } from '../scale/redis';
-import { type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts, subjects } from './login-attempts';
+import {
+  APPLICATION_SESSION_DEFAULTS,
+  type FailureBudget,
+  LoginAttempts,
+  type LoginAttemptsOptions,
+  SharedLoginAttempts,
+  subjects,
+} from './login-attempts';
 import { hashSecret, newSecret, openSecret, signatureBase, verifyPassword, verifySignature } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
@@ -65,6 +72,8 @@ export interface SessionsOptions {
   now?: () => number;
   /** Live sessions one user may hold (SESSIONS_PER_USER_MAX, default 100). */
   sessionsPerUser?: number;
+  /** Application sessions opened per application and per address in an hour (APPLICATION_SESSIONS_PER_*). */
+  applicationSessions?: { perApplication?: number; perAddress?: number; windowMs?: number };
 }
 
 /** SESSIONS_PER_USER_MAX's default. */
@@ -79,6 +88,7 @@ export const NONCE_PATTERN = new RegExp(`^[\\x21-\\x7e]{1,${validate.LIMITS.nonc
 export class SessionsService {
   private readonly windowSeconds: number;
   private readonly attempts: FailureBudget;
+  private readonly openings: FailureBudget;
   private readonly now: () => number;
   private readonly sessionsPerUser: number;
 
@@ -90,6 +100,12 @@ export class SessionsService {
   ) {
     this.windowSeconds = options.timestampWindowSeconds ?? TIMESTAMP_WINDOW_DEFAULT_S;
     this.attempts = options.redis ? new SharedLoginAttempts(options.redis, options.loginAttempts) : new LoginAttempts(options.loginAttempts);
+    const openings = {
+      windowMs: options.applicationSessions?.windowMs ?? APPLICATION_SESSION_DEFAULTS.windowMs,
+      sessionsPerApplication: options.applicationSessions?.perApplication,
+      sessionsPerAddress: options.applicationSessions?.perAddress,
+    };
+    this.openings = options.redis ? new SharedLoginAttempts(options.redis, openings) : new LoginAttempts(openings);
     this.now = options.now ?? Date.now;
     this.sessionsPerUser = options.sessionsPerUser ?? SESSIONS_PER_USER_DEFAULT;
   }
@@ -130,6 +146,15 @@ export class SessionsService {
       );
     }
     const userId = user ? await this.checkPassword(applicationId, user, address) : null;
+    // Application sessions have no user to cap them (a user's are capped by
+    // SESSIONS_PER_USER_MAX): each is a row kept two hours and a request
+    // budget of its own, so their openings are budgeted per application and
+    // per address (issue 31). Counted after the signature: only the
+    // application's signers spend its budget.
+    if (userId === null) {
+      const wait = await this.openings.attempt([subjects.applicationSessions(applicationId), subjects.addressSessions(address)]);
+      if (wait > 0) throw new RateLimitedError(wait);
+    }
 
     const token = newSecret();
     const forgetBefore = new Date((Math.floor(now / 1000) - this.windowSeconds) * 1000);
@@ -232,29 +257,38 @@ export class SessionsService {
 
   /**
    * The user named by login or email, if the password is theirs. Unknown
-   * names and wrong passwords get the same answer after the same work. The
-   * failures of a user count against the account, whichever name it was
-   * given by; those of an unknown name against that name; both against the
-   * client's address. Past a budget, 429 before the password is checked.
+   * names and wrong passwords get the same answer after the same work.
+   *
+   * Budgets (src/services/login-attempts.ts): a 429 comes only from what the
+   * client sent and where from: the name it typed (login or email, whether
+   * it names a user or not) and its address, for failures and for checks. The
+   * account's own budget, over all its names, answers no 429: past it, a try
+   * by any of its names gets a wrong credential's 401, after the same work,
+   * even with the right password. A 429 by one name then never tells which
+   * other names belong to the same account (issue 31: after ten failures by
+   * `carol`, a try by carol@a.com answered 429 and one by another email 401),
+   * and the account still gets no more guesses than its budget.
    */
   private async checkPassword(applicationId: number, credentials: UserCredentials, address: string): Promise<number> {
     const { field, value, email } = userIdentifier(credentials);
     const password = credentials.password!;
     const from = subjects.address(address);
-    // An address past its budget costs not even the lookup.
-    let wait = await this.attempts.retryAfter([from]);
+    const name = subjects.name(applicationId, field, value);
+    // Counted now, before the lookup: a name or address past its budget costs
+    // not even that. The failures are given back if the password is right, the checks never.
+    const wait = await this.attempts.attempt([name, from, subjects.checks(name), subjects.checks(from)]);
     if (wait > 0) throw new RateLimitedError(wait);
     const [user] = await query(this.pool, field === 'login' ? PASSWORD_BY_LOGIN : PASSWORD_BY_EMAIL, [applicationId, value]);
-    const subject = user ? subjects.account(applicationId, user.id) : subjects.name(applicationId, field, value);
-    // Counted now, given back if the password is right.
-    wait = await this.attempts.attempt([subject, from]);
-    if (wait > 0) throw new RateLimitedError(wait);
+    const account = user ? subjects.account(applicationId, user.id) : undefined;
+    const locked = account !== undefined && (await this.attempts.attempt([account])) > 0;
     const passwordRight = await verifyPassword(password, user?.passwordHash);
     // An email naming someone else (or no one) beside the login is a wrong
     // credential like a wrong password, checked after the same work.
     const emailRight = email === undefined || (user !== undefined && 'email' in user && user.email === email);
-    if (!passwordRight || !emailRight) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
-    await this.attempts.succeeded(subject, from);
+    if (!passwordRight || !emailRight || locked) throw new AppError('UNAUTHENTICATED', MESSAGES.badLogin);
+    await this.attempts.succeeded(name, from);
+    // The account's failures cleared too (`name`'s, given back again, are gone already).
+    await this.attempts.succeeded(account!, name);
     return user!.id;
   }
 }

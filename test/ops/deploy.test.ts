@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { serveMetrics } from '../../src/http/observability';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
 import { ReadReplicas } from '../../src/scale/replicas';
 import { freePort } from '../../scripts/lib/ports';
@@ -162,7 +163,7 @@ describe('metrics named by the rules and the dashboard', () => {
     }
     // A request of each kind, so that the request families have samples.
     await service.rest('GET', '/healthz');
-    const text = (await service.rest('GET', '/metrics')).text;
+    const text = await operatorPage(service);
     exported = new Set(
       [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
         type === 'histogram'
@@ -212,9 +213,10 @@ describe('metrics named by the rules and the dashboard', () => {
   });
 
   test('the operator families are exported: build_info, in flight, pool waits, replica state, Redis', async () => {
-    const text = (await service!.rest('GET', '/metrics')).text;
+    const text = await operatorPage(service!);
     expect(text).toMatch(/^build_info\{version="\d+\.\d+\.\d+",revision="[^"]+",node="v\d+[^"]*"\} 1$/m);
-    expect(text).toMatch(/^http_requests_in_flight 1$/m);
+    // Read on the operator's listener: no request of the service's is in flight.
+    expect(text).toMatch(/^http_requests_in_flight 0$/m);
     expect(text).toMatch(/^db_pool_waits_total \d+$/m);
     expect(text).toMatch(/^db_pool_wait_seconds_total [\d.e-]+$/m);
     if (reads) expect(text).toMatch(/^db_replica_up\{replica="0"\} 0$/m);
@@ -242,11 +244,22 @@ test('the compose file names files that exist and the images CI makes', () => {
   expect(compose.services.api!.image).toMatch(/^\$\{API_IMAGE:-/);
 });
 
+/** The whole page, as the operator's scraper reads it on METRICS_PORT (the service's own port names no versions). */
+async function operatorPage(service: TestService): Promise<string> {
+  const listener = await serveMetrics(service.app.metrics, '127.0.0.1', 0);
+  try {
+    return await (await fetch(`http://127.0.0.1:${listener.address.port}/metrics`)).text();
+  } finally {
+    await listener.close();
+  }
+}
+
 interface ComposeService {
   image?: string;
   profiles?: string[];
   volumes?: string[];
   ports?: string[];
+  expose?: string[];
   environment?: Record<string, string>;
   depends_on?: string[] | Record<string, unknown>;
 }
@@ -280,7 +293,9 @@ describe("compose.yaml's observability profile", () => {
     expect(readFileSync(RULES, 'utf8')).toContain(`job="${scrape!.job_name}"`);
     expect(readFileSync(DASHBOARD, 'utf8')).toContain(`job=\\"${scrape!.job_name}\\"`);
     const [host, port] = scrape!.static_configs[0]!.targets[0]!.split(':');
-    expect(services[host!]?.ports?.some((p) => p.endsWith(`:${port}`))).toBe(true);
+    // Reached on the compose network only (METRICS_PORT, exposed, not published).
+    expect(services[host!]?.expose).toContain(port);
+    expect(services[host!]?.environment?.METRICS_PORT).toBe(port);
     expect(scrape!.metrics_path).toBe('/metrics');
 
     // Grafana: provisioning where the image reads it, the dashboards where the provider looks, the data source at Prometheus.
@@ -333,6 +348,8 @@ describe("compose.yaml's observability profile", () => {
     async () => {
       const dir = mkdtempSync(path.join(tmpdir(), 'deploy-prometheus-run-'));
       const target = await startService({});
+      // Where production serves /metrics (METRICS_PORT), as compose's Prometheus scrapes it.
+      const metricsListener = await serveMetrics(target.app.metrics, '127.0.0.1', 0);
       const port = await freePort();
       // As compose's, but the target is the service here, and every second (the test waits for evaluations).
       const config = prometheusConfig();
@@ -343,7 +360,7 @@ describe("compose.yaml's observability profile", () => {
           ...config,
           global: { scrape_interval: '1s', evaluation_interval: '1s' },
           rule_files: [RULES],
-          scrape_configs: config.scrape_configs.map((c) => ({ ...c, static_configs: [{ targets: [`127.0.0.1:${target.port}`] }] })),
+          scrape_configs: config.scrape_configs.map((c) => ({ ...c, static_configs: [{ targets: [`127.0.0.1:${metricsListener.address.port}`] }] })),
         }),
       );
       const server = spawn(
@@ -380,6 +397,7 @@ describe("compose.yaml's observability profile", () => {
       } finally {
         server.kill('SIGTERM');
         await new Promise((resolve) => server.once('exit', resolve));
+        await metricsListener.close();
         await target.close();
         rmSync(dir, { recursive: true, force: true });
       }

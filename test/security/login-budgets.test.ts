@@ -1,6 +1,8 @@
 // Failed-password budgets (src/services/login-attempts.ts), as a guesser
 // meets them: one budget per account, whichever of its names (login or email)
-// a guess uses and whichever way it comes in (POST /login.json, a signed POST
+// a guess uses (past it, every try of the account is a wrong credential: a 429
+// comes only from the name tried, so that it never pairs a login with an
+// email, issue 31) and whichever way it comes in (POST /login.json, a signed POST
 // /session.json with user[login] or user[email], GraphQL's login and
 // createSession); one per unknown name; one per client address. In this
 // process's memory, and with Redis shared by instances.
@@ -38,19 +40,19 @@ describe.each(SURFACES)('%s', (name) => {
     surface = surfaceOf(name, service);
   });
 
-  test('wrong passwords through the login and through the email spend one budget: past it both names are 429, the right password included', async () => {
+  test('wrong passwords through the login and through the email spend one budget: past it both names fail as a wrong password would, the right password included', async () => {
     const t = await seed();
     const session = value(await surface.createSession(signedSessionRequest(t)));
     for (let i = 0; i < PER_ACCOUNT; i++) {
       const credentials = i % 2 === 0 ? { login: 'owner', password: `wrong-${i}` } : { email: email(t), password: `wrong-${i}` };
       surface.expectFailure(await surface.login(token(session), credentials), 'UNAUTHENTICATED', MESSAGES.badLogin);
     }
-    // The issue's attack: with the login locked, the email opened the account.
-    surface.expectFailure(await surface.login(token(session), { email: email(t), password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
-    surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+    // An earlier issue's attack: with the login locked, the email opened the account.
+    surface.expectFailure(await surface.login(token(session), { email: email(t), password: RIGHT }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'UNAUTHENTICATED', MESSAGES.badLogin);
     // Signed session requests naming the user either way meet the same budget.
-    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { email: email(t), password: RIGHT })), 'TOO_MANY_REQUESTS', TOO_MANY);
-    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { login: 'owner', password: RIGHT })), 'TOO_MANY_REQUESTS', TOO_MANY);
+    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { email: email(t), password: RIGHT })), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { login: 'owner', password: RIGHT })), 'UNAUTHENTICATED', MESSAGES.badLogin);
     expect(value(await surface.session(token(session))).userId).toBeNull();
     // Other accounts of the application keep their own budgets.
     expect(value(await surface.login(token(session), { email: t.member.email!, password: RIGHT })).id).toBe(t.member.id);
@@ -63,8 +65,24 @@ describe.each(SURFACES)('%s', (name) => {
       surface.expectFailure(await surface.createSession(signedSessionRequest(t, user)), 'UNAUTHENTICATED', MESSAGES.badLogin);
     }
     const session = value(await surface.createSession(signedSessionRequest(t)));
+    surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { email: email(t), password: RIGHT })), 'UNAUTHENTICATED', MESSAGES.badLogin);
+  });
+
+  test('no pairing oracle: after a budget of failures by the login, a try by its email answers as a try by any other email does (issue 31)', async () => {
+    const t = await seed();
+    const session = value(await surface.createSession(signedSessionRequest(t)));
+    for (let i = 0; i < PER_ACCOUNT; i++) {
+      surface.expectFailure(await surface.login(token(session), { login: 'owner', password: `wrong-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    // The login itself is now refused by its own budget.
     surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
-    surface.expectFailure(await surface.createSession(signedSessionRequest(t, { email: email(t), password: RIGHT })), 'TOO_MANY_REQUESTS', TOO_MANY);
+    // Its email, another user's, and no one's: the same answer (before: 429, 401, 401).
+    for (const other of [email(t), t.member.email!, 'nobody@example.com']) {
+      surface.expectFailure(await surface.login(token(session), { email: other, password: 'a-guess' }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+    }
+    // The account is still closed to guesses: its right password by the email fails too.
+    surface.expectFailure(await surface.login(token(session), { email: email(t), password: RIGHT }), 'UNAUTHENTICATED', MESSAGES.badLogin);
   });
 
   test('a right password ends the account’s failures, whichever name the failures and the success used', async () => {
@@ -74,11 +92,12 @@ describe.each(SURFACES)('%s', (name) => {
       surface.expectFailure(await surface.login(token(session), { email: email(t), password: `wrong-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
     }
     expect(value(await surface.login(token(session), { login: 'owner', password: RIGHT })).id).toBe(t.owner.id);
-    // A whole budget again, through the email as well.
+    // A whole budget again, through the login; then the login is 429 and the account closed.
     for (let i = 0; i < PER_ACCOUNT; i++) {
-      surface.expectFailure(await surface.login(token(session), { email: email(t), password: `again-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
+      surface.expectFailure(await surface.login(token(session), { login: 'owner', password: `again-${i}` }), 'UNAUTHENTICATED', MESSAGES.badLogin);
     }
     surface.expectFailure(await surface.login(token(session), { login: 'owner', password: RIGHT }), 'TOO_MANY_REQUESTS', TOO_MANY);
+    surface.expectFailure(await surface.login(token(session), { email: email(t), password: RIGHT }), 'UNAUTHENTICATED', MESSAGES.badLogin);
   });
 
   test('an unknown login or email has a budget of its own, answered exactly as an account’s is', async () => {
@@ -110,16 +129,16 @@ test('the budget is the account’s across paths and surfaces: REST logins, Grap
   answers.push(signed.status);
   expect(answers).toEqual([401, 401, 401]);
 
+  // The account's budget is spent: its right password fails by either name, as a wrong one does.
   const locked = await graphqlSession({ login: 'owner', password: RIGHT });
-  expect(locked.body.errors?.[0]?.extensions?.code).toBe('TOO_MANY_REQUESTS');
+  expect(locked.body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   const lockedRest = await rest({ email: email(t), password: RIGHT }, false);
-  expect(lockedRest.status).toBe(429);
-  expect(lockedRest.body).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.stringMatching(TOO_MANY) });
-  expect(Number(lockedRest.headers.get('retry-after'))).toBeGreaterThan(0);
+  expect(lockedRest.status).toBe(401);
+  expect(lockedRest.headers.get('retry-after')).toBeNull();
   figures.oneAccountTwoNames = { perAccount: PER_ACCOUNT, failuresBefore429: 4, rightPasswordAfter: lockedRest.status };
 });
 
-test('20 guesses sent at once at one account through both names: exactly the budget is checked (401), the rest refused (429)', async () => {
+test('20 guesses sent at once at one account through both names: a budget per name is checked (401, the account’s budget of them real guesses), the rest refused (429)', async () => {
   const t = await seed();
   const guesses = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
@@ -130,8 +149,10 @@ test('20 guesses sent at once at one account through both names: exactly the bud
     ),
   );
   const statuses = guesses.map((res) => res.status).sort();
-  expect(statuses).toEqual([...Array(PER_ACCOUNT).fill(401), ...Array(20 - PER_ACCOUNT).fill(429)]);
+  expect(statuses).toEqual([...Array(2 * PER_ACCOUNT).fill(401), ...Array(20 - 2 * PER_ACCOUNT).fill(429)]);
   expect((await service.rest('POST', '/login.json', { headers: t.as.app, body: { login: 'owner', password: RIGHT } })).status).toBe(429);
+  // And the account is closed by the other name too.
+  expect((await service.rest('POST', '/login.json', { headers: t.as.app, body: { email: email(t), password: RIGHT } })).status).toBe(429);
   figures.concurrentGuesses = { sent: 20, perAccount: PER_ACCOUNT, checked: statuses.filter((s) => s === 401).length };
 });
 
@@ -234,12 +255,13 @@ requires(needRedis).describe('with Redis, shared by instances', () => {
       statuses.push((await at.login(t.as.app, body)).status);
     }
     expect(statuses).toEqual(Array(PER_ACCOUNT).fill(401));
-    expect((await a.login(t.as.app, { email: email(t), password: RIGHT })).status).toBe(429);
-    expect((await b.login(t.as.app, { login: 'owner', password: RIGHT })).status).toBe(429);
+    // The account's budget, spent across both instances: its right password fails by either name.
+    expect((await a.login(t.as.app, { email: email(t), password: RIGHT })).status).toBe(401);
+    expect((await b.login(t.as.app, { login: 'owner', password: RIGHT })).status).toBe(401);
     const signed = await b.graphql('mutation ($input: SessionRequestInput!) { createSession(input: $input) { userId } }', {
       input: signedSessionRequest(t, { email: email(t), password: RIGHT }),
     });
-    expect((signed.body as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('TOO_MANY_REQUESTS');
+    expect((signed.body as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('UNAUTHENTICATED');
 
     // Names are client input (and an email is personal data): the counters are keyed by the account, or by a digest.
     const keys = await redis.client.keys(`${PREFIX}login-failures:*`);
@@ -255,8 +277,9 @@ requires(needRedis).describe('with Redis, shared by instances', () => {
         (i % 2 === 0 ? a : b).login(other.as.app, i % 3 === 0 ? { email: email(other), password: `w-${i}` } : { login: 'owner', password: `w-${i}` }),
       ),
     );
-    expect(burst.filter((res) => res.status === 401)).toHaveLength(PER_ACCOUNT);
-    expect(burst.filter((res) => res.status === 429)).toHaveLength(12 - PER_ACCOUNT);
+    // A budget per name (4 emails, 8 logins sent): each name's checked, of which the account's budget real guesses.
+    expect(burst.filter((res) => res.status === 401)).toHaveLength(2 * PER_ACCOUNT);
+    expect(burst.filter((res) => res.status === 429)).toHaveLength(12 - 2 * PER_ACCOUNT);
 
     figures.redis = { perAccount: PER_ACCOUNT, instances: 2, keys: keys.map((key) => key.slice(PREFIX.length).replace(/:[^:]*$/, ':…')) };
   });

@@ -199,11 +199,12 @@ describe('per address', () => {
     figures.perAddress = { windowMs: WINDOW_MS, perAddress, servedBefore429: rotating.served.length, servedStatuses: statusCounts(rotating.served) };
   });
 
-  test('/healthz, /readyz and /metrics are never limited and do not count', async () => {
+  // /metrics is limited since issue 31 (test/security/metrics.test.ts): a flood of scrapes slowed lookups 200-fold.
+  test('/healthz and /readyz are never limited and do not count', async () => {
     const budget = 3;
     const served = await serve({ ...limited(budget, budget), metrics: true });
     const t = await seedTenant(served.app.provisioning);
-    const probes = ['/healthz', '/readyz', '/metrics', '/healthz?verbose=1'];
+    const probes = ['/healthz', '/readyz', '/healthz?verbose=1'];
     const probe = async () => {
       const results = [];
       for (let i = 0; i < 10; i++) for (const path of probes) results.push(await served.rest('GET', path, { headers: t.as.owner }));

@@ -4,7 +4,7 @@
 import { type App, appOptionsFromConfig } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Database } from '../../src/db';
-import { openTestDatabase, startService, type TestService } from './service';
+import { openTestDatabase, startService, TEST_SESSION_BUDGETS, type TestService } from './service';
 
 export interface ConfiguredApp {
   readonly app: App;
@@ -15,10 +15,20 @@ export class ConfiguredApps {
   private database: Database | undefined;
   private readonly started: TestService[] = [];
 
-  /** Listens on a free loopback port; rate limits are off unless `env` turns them on. */
+  /** Listens on a free loopback port; rate limits (and issue 31's session budgets, TEST_SESSION_BUDGETS) are off unless `env` turns them on. */
   async start(env: Record<string, string> = {}): Promise<ConfiguredApp> {
     this.database ??= await openTestDatabase();
-    const service = await startService({ ...appOptionsFromConfig(loadConfig({ RATE_LIMIT_ENABLED: 'false', ...env })), database: this.database });
+    const unbounded = String(TEST_SESSION_BUDGETS.applicationSessions.perAddress);
+    const config = loadConfig({
+      RATE_LIMIT_ENABLED: 'false',
+      PASSWORD_CHECKS_PER_ACCOUNT: unbounded,
+      PASSWORD_CHECKS_PER_ADDRESS: unbounded,
+      APPLICATION_SESSIONS_PER_APPLICATION: unbounded,
+      APPLICATION_SESSIONS_PER_ADDRESS: unbounded,
+      CONTACT_DISCOVERY_PER_DAY: unbounded,
+      ...env,
+    });
+    const service = await startService({ ...appOptionsFromConfig(config), database: this.database });
     this.started.push(service);
     return { app: service.app, baseUrl: service.baseUrl };
   }

@@ -84,11 +84,53 @@ export const LOCK_BOOK = statement({
                 pg_advisory_xact_lock_shared(address_book_matches_lock_key($3::int)) AS application`,
 });
 
+/**
+ * A book's contacts in upload order, at most $3 (ADDRESS_BOOK_MAX_CONTACTS):
+ * a book stored before the cap existed is read up to it, never whole.
+ */
 export const CONTACTS = statement({
   name: 'address_book.contacts',
-  params: ['int4', 'text'],
+  params: ['int4', 'text', 'int4'],
   columns: fields('Contact', ['name', 'phone']),
-  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id',
+  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id LIMIT $3',
+});
+
+/**
+ * Serialises the uploads of one user that may add a device book (any udid
+ * but the global book's), so that two new books racing each other cannot
+ * both pass ADDRESS_BOOK_MAX_DEVICE_BOOKS. Taken after LOCK_BOOK, always in
+ * that order. The second key is no udid's hash by construction of nothing:
+ * a udid hashing alike only waits a little longer.
+ */
+export const LOCK_DEVICE_BOOKS = statement({
+  name: 'address_book.lock_device_books',
+  params: ['int4'],
+  columns: { locked: computed('void') },
+  text: `SELECT pg_advisory_xact_lock($1::int, hashtext(' device books')) AS locked`,
+});
+
+/** How many of the phone keys $2 no book of user $1 holds yet: the numbers an upload adds to what the user has checked. */
+export const NEW_PHONES = statement({
+  name: 'address_book.new_phones',
+  params: ['int4', '_text'],
+  columns: { phones: computed('int4') },
+  text: `SELECT count(DISTINCT k)::int AS phones
+           FROM unnest($2::text[]) AS k
+          WHERE NOT EXISTS (SELECT 1 FROM contacts c WHERE c.phone_key = k AND c.user_id = $1)`,
+});
+
+/**
+ * After an upload, in its transaction: the book's contacts, and the user's
+ * device books (distinct udids but the global book's; only counted when $3).
+ */
+export const BOOK_LIMITS = statement({
+  name: 'address_book.book_limits',
+  params: ['int4', 'text', 'bool'],
+  columns: { contacts: computed('int4'), deviceBooks: computed('int4') },
+  text: `SELECT (SELECT count(*) FROM contacts c WHERE c.user_id = $1 AND c.udid = $2)::int AS contacts,
+                CASE WHEN $3::boolean
+                     THEN (SELECT count(*) FROM (SELECT DISTINCT c.udid FROM contacts c WHERE c.user_id = $1 AND c.udid <> '') d)::int
+                     ELSE 0 END AS "deviceBooks"`,
 });
 
 /**
