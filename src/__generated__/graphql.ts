@@ -37,6 +37,59 @@ export type ContactInput = {
   phone?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** Whose messages a delete removes: the caller's history only, or everyone's. */
+export type MessageDeleteScope =
+  /** Deleted for every occupant (the dialog's owner only). */
+  | 'FOR_EVERYONE'
+  /** Hidden from the caller's history only (any occupant may). */
+  | 'FOR_ME';
+
+/** What happened to one requested id of `messagesDelete`. */
+export type MessageDeleteStatus =
+  /** Deleted (for everyone) or hidden (for the caller), as the scope says. */
+  | 'DELETED'
+  /** Neither a Message's global id nor a 24-hex message id. */
+  | 'INVALID_ID'
+  /** A well-formed id that names no message the caller can see (absent, another application's, already deleted or hidden). */
+  | 'NOT_FOUND'
+  /** A message the caller may not delete in this scope: the request deleted nothing (see userErrors). */
+  | 'NOT_PERMITTED'
+  /** A message that would have been deleted, left as it was because another id was refused (a request deletes all or nothing). */
+  | 'SKIPPED';
+
+export type MessageSendErrorCode =
+  /** The body is empty or only white space. */
+  | 'BODY_BLANK'
+  /** The body is longer than 10,000 characters. */
+  | 'BODY_TOO_LONG'
+  /** No dialog with this id that the caller occupies. */
+  | 'DIALOG_NOT_FOUND';
+
+export type MessageSendInput = {
+  /** 1 to 10,000 characters (Unicode code points), not only white space. */
+  body: Scalars['String']['input'];
+  /** Echoed in the payload. */
+  clientMutationId?: InputMaybe<Scalars['String']['input']>;
+  /** The dialog: its global id or its 24-hex id. */
+  dialogId: Scalars['String']['input'];
+};
+
+export type MessagesDeleteErrorCode =
+  /** No ids. */
+  | 'NO_IDS'
+  /** More than 1000 ids: nothing was deleted. */
+  | 'TOO_MANY_IDS'
+  /** A message is not the caller's to delete in this scope: nothing was deleted. */
+  | 'WRONG_PERMISSIONS';
+
+export type MessagesDeleteInput = {
+  /** Echoed in the payload. */
+  clientMutationId?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 1000 ids: global ids of Message, or 24-hex message ids (mixed as you like). */
+  messageIds: Array<Scalars['String']['input']>;
+  scope?: MessageDeleteScope;
+};
+
 /**
  * A session request as QuickBlox SDKs sign it. `signature` is the hex HMAC-SHA1
  * (or HMAC-SHA256) under the application's auth secret of the parameters under

@@ -142,6 +142,10 @@ export interface components {
     schemas: {
         /** @description The spec's user record: every field always present; unset text fields are null, except parents_contacts and user_tags, which are "". */
         User: {
+            /**
+             * @description The user's number. It becomes an opaque global ID in 2.0 (CHANGELOG);
+             *     read `databaseId` for the number from now on.
+             */
             id: number;
             full_name: string | null;
             email: string | null;
