@@ -91,7 +91,7 @@ export type Dialog = Node & {
    * caller. `first` (1 to 1000) after `after`, or `last` (1 to 1000) before
    * `before`: a screen reads the newest with `last` and pages back with
    * `before`. Keyset paging: a page costs the same wherever it starts. Neither
-   * `first` nor `last`: the first 100.
+   * `first` nor `last`: the first 50.
    */
   messages?: Maybe<MessageConnection>;
   /** Null when the dialog has no name. */
@@ -609,7 +609,7 @@ export type Viewer = {
    * The dialogs the caller occupies, most recent activity first (the time of the
    * newest message the caller sees, else the dialog's creation; ties by id
    * descending). `first` (1 to 100) after `after`, or `last` (1 to 100) before
-   * `before`; neither: the first 100. A cursor is opaque and belongs to this field.
+   * `before`; neither: the first 50. A cursor is opaque and belongs to this field.
    */
   dialogs?: Maybe<DialogConnection>;
   /**
