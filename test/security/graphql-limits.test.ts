@@ -313,7 +313,7 @@ describe('nothing a real client sends comes near the limits', () => {
   /** The operations listed in the GraphQL reference (docs/graphql.md, its first graphql block). */
   function readmeOperations(): string[] {
     const readme = readFileSync(path.join(__dirname, '..', '..', 'docs', 'graphql.md'), 'utf8');
-    const block = /## GraphQL reference[\s\S]*?```graphql\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const block = /^# GraphQL reference[\s\S]*?```graphql\n([\s\S]*?)```/m.exec(readme)?.[1] ?? '';
     return block.split('\n').filter((line) => /^(query|mutation)\b/.test(line.trim()));
   }
 

@@ -109,7 +109,7 @@ export const CONTACTS = statement({
   name: 'address_book.contacts',
   params: ['int4', 'text', 'int4'],
   columns: fields('Contact', ['name', 'phone']),
-  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id LIMIT $3',
+  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id LIMIT $3::int4',
 });
 
 /**
