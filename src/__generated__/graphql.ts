@@ -38,6 +38,16 @@ export type ContactInput = {
 };
 
 /**
+ * Whose messages a delete removes: the caller's history only, or everyone's.
+ * (The same enum as schema/chat.graphql's on the chat branch; one of the two goes at the merge.)
+ */
+export type MessageDeleteScope =
+  /** Deleted for every occupant (the dialog's owner only). */
+  | 'FOR_EVERYONE'
+  /** Hidden from the caller's history only (any occupant may). */
+  | 'FOR_ME';
+
+/**
  * A session request as QuickBlox SDKs sign it. `signature` is the hex HMAC-SHA1
  * (or HMAC-SHA256) under the application's auth secret of the parameters under
  * QuickBlox's names, as `key=value` pairs sorted and joined with `&`:

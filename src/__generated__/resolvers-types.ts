@@ -11,6 +11,7 @@ export type MakeMaybe<T, K extends keyof T> = Omit<T, K> & { [SubKey in K]: Mayb
 export type MakeEmpty<T extends { [key: string]: unknown }, K extends keyof T> = { [_ in K]?: never };
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 export type Omit<T, K extends keyof T> = Pick<T, Exclude<keyof T, K>>;
+export type EnumResolverSignature<T, AllowedValues = any> = { [key in keyof T]?: AllowedValues };
 export type RequireFields<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: NonNullable<T[P]> };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
@@ -71,6 +72,31 @@ export type DeleteMessagesResult = {
   __typename?: 'DeleteMessagesResult';
   notFound: Array<Scalars['ID']['output']>;
   successfullyDeleted: Array<Scalars['ID']['output']>;
+};
+
+/**
+ * Whose messages a delete removes: the caller's history only, or everyone's.
+ * (The same enum as schema/chat.graphql's on the chat branch; one of the two goes at the merge.)
+ */
+export type MessageDeleteScope =
+  /** Deleted for every occupant (the dialog's owner only). */
+  | 'FOR_EVERYONE'
+  /** Hidden from the caller's history only (any occupant may). */
+  | 'FOR_ME';
+
+/** Messages deleted in one dialog by one write. Never carries a message body. */
+export type MessagesDeletedEvent = {
+  __typename?: 'MessagesDeletedEvent';
+  /** Where this event is in the order of events: pass it as `after` when subscribing again. */
+  cursor: Scalars['String']['output'];
+  deletedAt: Scalars['DateTime']['output'];
+  /** The messages' database ids (24-hex), as REST names them. */
+  deletedMessageDatabaseIds: Array<Scalars['String']['output']>;
+  /** The messages' global ids (as `Message.id`). */
+  deletedMessageIds: Array<Scalars['ID']['output']>;
+  /** The dialog's global id (as `Dialog.id`). */
+  dialogId: Scalars['ID']['output'];
+  scope: MessageDeleteScope;
 };
 
 /** Writes. Credentials travel in the same headers as for queries. */
@@ -300,6 +326,38 @@ export type SessionUserInput = {
 };
 
 /**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Messages deleted in the caller's dialogs (one dialog with `dialogId`, every
+   * dialog of the caller without it): deletes for everyone by whoever made them,
+   * and the caller's own deletes for me (on their other devices). With `after`
+   * (a `cursor` this subscription returned before), the events since that one
+   * first; past the events' retention: the error RESYNC_REQUIRED.
+   */
+  messagesDeleted: MessagesDeletedEvent;
+};
+
+
+/**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type SubscriptionmessagesDeletedArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  dialogId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/**
  * A registered user of an application. Field for field the spec's user record
  * (the legacy REST paths emit the same values under snake_case names).
  */
@@ -410,6 +468,8 @@ export type ResolversTypes = {
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   DeleteMessagesResult: ResolverTypeWrapper<DeleteMessagesResult>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  MessageDeleteScope: ResolverTypeWrapper<'FOR_ME' | 'FOR_EVERYONE'>;
+  MessagesDeletedEvent: ResolverTypeWrapper<Omit<MessagesDeletedEvent, 'scope'> & { scope: ResolversTypes['MessageDeleteScope'] }>;
   Mutation: ResolverTypeWrapper<{}>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Query: ResolverTypeWrapper<{}>;
@@ -420,6 +480,7 @@ export type ResolversTypes = {
   SessionRequestInput: SessionRequestInput;
   SessionUserInput: SessionUserInput;
   SignedText: ResolverTypeWrapper<Scalars['SignedText']['output']>;
+  Subscription: ResolverTypeWrapper<{}>;
   User: ResolverTypeWrapper<UserMapper>;
 };
 
@@ -434,6 +495,7 @@ export type ResolversParentTypes = {
   DateTime: Scalars['DateTime']['output'];
   DeleteMessagesResult: DeleteMessagesResult;
   ID: Scalars['ID']['output'];
+  MessagesDeletedEvent: MessagesDeletedEvent;
   Mutation: {};
   PageInfo: PageInfo;
   Query: {};
@@ -444,6 +506,7 @@ export type ResolversParentTypes = {
   SessionRequestInput: SessionRequestInput;
   SessionUserInput: SessionUserInput;
   SignedText: Scalars['SignedText']['output'];
+  Subscription: {};
   User: UserMapper;
 };
 
@@ -468,6 +531,18 @@ export interface DateTimeScalarConfig extends GraphQLScalarTypeConfig<ResolversT
 export type DeleteMessagesResultResolvers<ContextType = Context, ParentType extends ResolversParentTypes['DeleteMessagesResult'] = ResolversParentTypes['DeleteMessagesResult']> = {
   notFound?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
   successfullyDeleted?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type MessageDeleteScopeResolvers = EnumResolverSignature<{ FOR_EVERYONE?: any, FOR_ME?: any }, ResolversTypes['MessageDeleteScope']>;
+
+export type MessagesDeletedEventResolvers<ContextType = Context, ParentType extends ResolversParentTypes['MessagesDeletedEvent'] = ResolversParentTypes['MessagesDeletedEvent']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  deletedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  deletedMessageDatabaseIds?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  deletedMessageIds?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+  dialogId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  scope?: Resolver<ResolversTypes['MessageDeleteScope'], ParentType, ContextType>;
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -529,6 +604,10 @@ export interface SignedTextScalarConfig extends GraphQLScalarTypeConfig<Resolver
   name: 'SignedText';
 }
 
+export type SubscriptionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  messagesDeleted?: SubscriptionResolver<ResolversTypes['MessagesDeletedEvent'], "messagesDeleted", ParentType, ContextType, Partial<SubscriptionmessagesDeletedArgs>>;
+};
+
 export type UserResolvers<ContextType = Context, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   ageOver16?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   allowSalesActivities?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -557,6 +636,8 @@ export type Resolvers<ContextType = Context> = {
   Contact?: ContactResolvers<ContextType>;
   DateTime?: GraphQLScalarType;
   DeleteMessagesResult?: DeleteMessagesResultResolvers<ContextType>;
+  MessageDeleteScope?: MessageDeleteScopeResolvers;
+  MessagesDeletedEvent?: MessagesDeletedEventResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
@@ -565,6 +646,7 @@ export type Resolvers<ContextType = Context> = {
   RejectedContact?: RejectedContactResolvers<ContextType>;
   Session?: SessionResolvers<ContextType>;
   SignedText?: GraphQLScalarType;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
 };
 

@@ -11,6 +11,7 @@ import    { endSession as Mutation_endSession } from './../graphql/resolvers/Mut
 import    { login as Mutation_login } from './../graphql/resolvers/Mutation/login';
 import    { logout as Mutation_logout } from './../graphql/resolvers/Mutation/logout';
 import    { uploadAddressBook as Mutation_uploadAddressBook } from './../graphql/resolvers/Mutation/uploadAddressBook';
+import    { messagesDeleted as Subscription_messagesDeleted } from './../graphql/resolvers/Subscription/messagesDeleted';
 import    { Session } from './../graphql/resolvers/Session';
 import    { User } from './../graphql/resolvers/User';
 import    { DateTime } from './../graphql/resolvers/DateTime';
@@ -18,7 +19,7 @@ import    { SignedText } from './../graphql/resolvers/SignedText';
     export const resolvers: Resolvers = {
       Query: { addressBook: Query_addressBook,registeredUsers: Query_registeredUsers,registeredUsersConnection: Query_registeredUsersConnection,session: Query_session,userByExternalId: Query_userByExternalId },
       Mutation: { createSession: Mutation_createSession,deleteMessages: Mutation_deleteMessages,endSession: Mutation_endSession,login: Mutation_login,logout: Mutation_logout,uploadAddressBook: Mutation_uploadAddressBook },
-      
+      Subscription: { messagesDeleted: Subscription_messagesDeleted },
       Session: Session,
 User: User,
 DateTime: DateTime,
