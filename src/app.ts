@@ -143,7 +143,12 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
     },
     messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
-    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
+    sweeper: {
+      intervalMs: config.SWEEP_INTERVAL_MS,
+      batchSize: config.SWEEP_BATCH_SIZE,
+      maxShare: config.SWEEP_MAX_SHARE,
+      liveEventRetentionSeconds: config.LIVE_EVENT_RETENTION_S,
+    },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
     caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
@@ -253,6 +258,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sessionTokenHeaders,
     validationRules: armor.validationRules,
     trusted,
+    metrics,
     onError: (error) => fastify.log.warn({ err: toAppError(error) }, 'live events listener'),
   });
   registerApolloRoute(fastify, apollo, '/graphql', async (request) => linkContext(contextOf(request), request));

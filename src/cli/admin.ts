@@ -285,7 +285,7 @@ function sessionCommands(program: Command, run: Run): void {
 
   program
     .command('sweep')
-    .description('remove expired sessions, used nonces and retained deleted content now, as the running sweeper does')
+    .description('remove expired sessions, used nonces, retained deleted content and live events past retention now, as the running sweeper does')
     .action(() =>
       run(async (s) => {
         const result = await s.sweeper.runOnce();
@@ -429,7 +429,7 @@ async function main(argv: string[]): Promise<number> {
       sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
       messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
       // An operator running `sweep` wants it done: batches back to back.
-      sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100 },
+      sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100, liveEventRetentionSeconds: config.LIVE_EVENT_RETENTION_S },
     });
     const result = await action(services, createProvisioning(database, { secretsKey, services }), database);
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -47,6 +47,8 @@ import { hashSecret } from '../services/secrets';
 import { isObjectId } from '../services/object-id';
 import { parseOptions } from './limits';
 import type { TrustedDocuments } from './trusted-documents';
+import type { Registry } from 'prom-client';
+import { registerLiveMetrics } from '../http/operator-metrics';
 
 /** Close codes (docs/graphql.md, "Subscriptions"). 4403 and 4408 are graphql-ws's own. */
 export const CLOSE = {
@@ -161,6 +163,8 @@ export interface SubscriptionsOptions extends LiveOptions {
   sessionTokenHeaders: readonly string[];
   validationRules: readonly ValidationRule[];
   trusted: TrustedDocuments;
+  /** Where the metrics go (src/http/operator-metrics.ts, registerLiveMetrics). */
+  metrics?: Registry;
   onError?: (error: unknown) => void;
 }
 
@@ -367,6 +371,7 @@ export async function registerSubscriptions(fastify: FastifyInstance, options: S
     },
   });
   await hub.start();
+  if (options.metrics) registerLiveMetrics(options.metrics, { stats, hub });
 
   return {
     hub,

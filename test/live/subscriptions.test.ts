@@ -1,6 +1,7 @@
 // Live events over WebSocket (issue 33), through graphql-ws's own client as
 // an app would connect: who is told, replays, credentials and close codes.
 // Runs on the embedded database and on a server (TEST_DATABASE_URL).
+import { Client as PgClient } from 'pg';
 import { needServer, requires } from '../support/requires';
 import { startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
@@ -200,6 +201,33 @@ describe('after: replays', () => {
   });
 });
 
+test('the sweeper removes events past LIVE_EVENT_RETENTION_S; a cursor of one of them answers RESYNC_REQUIRED, a later one still replays', async () => {
+  const t = await seed();
+  const first = await subscribed(t.as.owner);
+  await deleteForEveryone(t, [t.messageIds[0]!]);
+  await first.subscription.waitFor(1);
+  await sleep(3_000);
+  await deleteForEveryone(t, [t.messageIds[1]!]);
+  await deleteForEveryone(t, [t.messageIds[2]!]);
+  await first.subscription.waitFor(3);
+  const [old, kept] = first.subscription.events.map((event) => event.messagesDeleted.cursor as string);
+  const { createServices } = await import('../../src/services');
+  // Everything older than two seconds goes: the first event, and every other test's (each test's tenant is its own).
+  const services = createServices(service.db, { sweeper: { liveEventRetentionSeconds: 2 } });
+  try {
+    const result = await services.sweeper.runOnce();
+    expect(result.removed.live_events).toBeGreaterThanOrEqual(1);
+  } finally {
+    await services.close();
+  }
+  const stale = await subscribed(t.as.owner, { after: old });
+  await stale.subscription.ended;
+  expect(stale.subscription.results).toEqual([{ errors: [expect.objectContaining({ extensions: { code: 'RESYNC_REQUIRED' } })] }]);
+  const fresh = await subscribed(t.as.owner, { after: kept });
+  await fresh.subscription.waitFor(1);
+  expect(fresh.subscription.events[0].messagesDeleted.deletedMessageDatabaseIds).toEqual([t.messageIds[2]]);
+});
+
 describe('credentials and close codes', () => {
   test('refused credentials close the socket with 4403; none at all too', async () => {
     for (const params of [{ 'SVC-Token': 'nope' }, { Authorization: 'ApiKey nope', 'On-Behalf-Of': '1' }, {}]) {
@@ -253,6 +281,36 @@ describe('credentials and close codes', () => {
     const deep = `subscription { messagesDeleted { ${Array.from({ length: 2_100 }, () => '__typename').join(' ')} } }`;
     const sub = client.subscribe(deep);
     expect(await sub.ended).toEqual([expect.objectContaining({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
+  });
+});
+
+requires(needServer).describe('transactions that commit out of order', () => {
+  test('an event committed while an older transaction still runs waits for it; both arrive, in order, each once', async () => {
+    const t = await seed();
+    const other = await seed();
+    const owner = await subscribed(t.as.owner);
+    const early = new PgClient({ connectionString: service.db.url });
+    const late = new PgClient({ connectionString: service.db.url });
+    await early.connect();
+    await late.connect();
+    try {
+      // The older transaction takes its xid first (its event's), then the younger one commits.
+      await early.query('BEGIN');
+      await early.query('UPDATE messages SET deleted_at = now() WHERE id = $1', [t.messageIds[0]]);
+      await late.query('UPDATE messages SET deleted_at = now() WHERE id = $1', [t.messageIds[1]]);
+      // Another tenant's write in between: the order is global.
+      await late.query('UPDATE messages SET deleted_at = now() WHERE id = $1', [other.messageIds[0]]);
+      await sleep(1_500);
+      // Held back: handing it out now would move the listener past the older transaction's event.
+      expect(owner.subscription.results).toHaveLength(0);
+      await early.query('COMMIT');
+      await owner.subscription.waitFor(2);
+      await sleep(1_200);
+      expect(owner.subscription.events.map((event) => event.messagesDeleted.deletedMessageDatabaseIds)).toEqual([[t.messageIds[0]], [t.messageIds[1]]]);
+    } finally {
+      await early.end();
+      await late.end();
+    }
   });
 });
 

@@ -4,7 +4,7 @@
 //
 // A position is (xid, id), sent and returned as text: both are bigints,
 // which JavaScript numbers cannot hold exactly, and pg returns int8 as text.
-import { computed, computedOrNull, fields, statement } from '../sql';
+import { computed, computedOrNull, field, fields, statement } from '../sql';
 
 /**
  * The oldest transaction still running when the statement's snapshot was
@@ -16,7 +16,10 @@ const HORIZON = `horizon AS MATERIALIZED (SELECT (pg_snapshot_xmin(pg_current_sn
 const EVENT_COLUMNS = {
   xid: computed('text'),
   id: computed('text'),
-  ...fields('LiveEvent', ['applicationId', 'dialogId', 'kind', 'userId', 'messageIds', 'createdAt']),
+  ...fields('LiveEvent', ['applicationId', 'dialogId', 'kind', 'userId']),
+  // A list column: the statements check compares scalar fields only.
+  messageIds: computed('_text'),
+  createdAt: field('LiveEvent', 'createdAt'),
 };
 
 /**
