@@ -242,7 +242,7 @@ const schema = z
       .int()
       .min(60)
       .max(30 * 86_400)
-      .default(86_400),
+      .default(LIVE_EVENT_RETENTION_DEFAULT_S),
     GRAPHQL_SCHEMA_ENDPOINT: flag.default(true),
     /** Trusted documents on /graphql: off, allow (hashes accepted, free-form too) or enforce (manifest only). */
     GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'enforce']).default('off'),

@@ -329,6 +329,25 @@ function chatCommands(program: Command, run: Run): void {
     );
 
   program
+    .command('messages:delete')
+    .description(
+      "delete messages by the spec's rules, as the user (--as) or the application: for the user alone, or with --for-everyone for every occupant; subscribers are told as of any delete",
+    )
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .requiredOption('--ids <id,id,...>', 'message ids (24-hex)')
+    .option('--as <userId>', 'acting user (without it: the application, which deletes for everyone)', positiveInt)
+    .option('--for-everyone', 'delete for every occupant (the user must own the dialogs)', false)
+    .action((opts: { app: number; ids: string; as?: number; forEveryone: boolean }) =>
+      run(async (s) => {
+        const caller =
+          opts.as === undefined
+            ? ({ kind: 'application', applicationId: opts.app, via: 'apiKey' } as const)
+            : ({ kind: 'user', applicationId: opts.app, userId: opts.as, via: 'apiKey' } as const);
+        return s.messages.delete(caller, opts.ids.split(','), opts.forEveryone);
+      }),
+    );
+
+  program
     .command('messages:list')
     .description("what a user's history of a dialog shows")
     .requiredOption('--dialog <dialogId>', 'dialog id')

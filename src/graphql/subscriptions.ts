@@ -23,7 +23,7 @@
 //   per socket at most LIVE_SOCKET_QUEUE_MAX events waiting and
 //   LIVE_SOCKET_BUFFER_BYTES unsent: past either the consumer is too slow and
 //   its socket is closed (1013), so that it never grows the process.
-import websocket from '@fastify/websocket';
+import websocket, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
   type DocumentNode,
@@ -37,7 +37,6 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
-import type { WebSocket } from 'ws';
 import { createContext, credentialsFromHeaders, type Context } from '../context';
 import { AppError, toAppError } from '../errors';
 import type { Caller, Credentials, Services } from '../services';

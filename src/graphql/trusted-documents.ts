@@ -160,7 +160,7 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
 }
 
 function socketDocument(manifest: ReadonlyMap<string, string>, enforce: boolean, payload: { query?: unknown; extensions?: unknown }): string {
-  const persisted = (payload.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | null | undefined)?.persistedQuery;
+  const persisted = (payload.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } | null } | null | undefined)?.persistedQuery;
   let hash: string | undefined;
   if (persisted !== undefined && persisted !== null) {
     if (persisted.version !== 1) throw new AppError('BAD_REQUEST', 'extensions.persistedQuery.version must be 1');

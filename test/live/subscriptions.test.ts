@@ -1,6 +1,9 @@
 // Live events over WebSocket (issue 33), through graphql-ws's own client as
 // an app would connect: who is told, replays, credentials and close codes.
 // Runs on the embedded database and on a server (TEST_DATABASE_URL).
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client as PgClient } from 'pg';
 import { needServer, requires } from '../support/requires';
 import { startService, useService } from '../support/service';
@@ -312,6 +315,36 @@ requires(needServer).describe('transactions that commit out of order', () => {
       await late.end();
     }
   });
+});
+
+requires(needServer).describe('the admin CLI', () => {
+  test('a delete through the admin CLI (another process) produces exactly one event', async () => {
+    const t = await seed();
+    const owner = await subscribed(t.as.owner);
+    const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', DATABASE_URL: service.db.url };
+    const { stdout } = await promisify(execFile)(
+      'npm',
+      [
+        'run',
+        '-s',
+        'admin',
+        '--',
+        'messages:delete',
+        '--app',
+        String(t.applicationId),
+        '--as',
+        String(t.owner.id),
+        '--for-everyone',
+        '--ids',
+        `${t.messageIds[0]},${t.messageIds[1]}`,
+      ],
+      { cwd: path.resolve(__dirname, '../..'), env },
+    );
+    expect(JSON.parse(stdout)).toEqual({ successfullyDeleted: [t.messageIds[0], t.messageIds[1]], notFound: [] });
+    await owner.subscription.waitFor(1);
+    await sleep(1_200);
+    expect(owner.subscription.events.map((event) => event.messagesDeleted.deletedMessageDatabaseIds)).toEqual([[t.messageIds[0], t.messageIds[1]].sort()]);
+  }, 60_000);
 });
 
 requires(needServer).describe('two instances on one database', () => {

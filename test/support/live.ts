@@ -63,8 +63,8 @@ export function connectLive(
       connected: () => ack(),
       closed: (event) => {
         const { code, reason } = event as { code: number; reason: string };
-        closedResolve({ code, reason: String(reason) });
-        nack(new Error(`closed ${code} ${String(reason)}`));
+        closedResolve({ code, reason });
+        nack(new Error(`closed ${code} ${reason}`));
       },
     },
   });
@@ -81,7 +81,7 @@ export function connectLive(
         { query, variables },
         {
           next: (value) => {
-            results.push(value as Subscription['results'][number]);
+            results.push(value);
             for (const waiter of waiters.splice(0)) waiter();
           },
           error: (error) => {
