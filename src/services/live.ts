@@ -140,6 +140,7 @@ export class LiveHub {
   private poll: NodeJS.Timeout | undefined;
   private soon: NodeJS.Timeout | undefined;
   private readonly listeningClients = new WeakSet<PoolClient>();
+  private readonly onPoolConnect = (client: PoolClient): void => void this.listenOn(client).catch(this.onError);
   readonly stats: LiveHubStats = { eventsRead: 0, eventsDelivered: 0, lagSeconds: 0, listening: false, reconnects: 0 };
 
   constructor(options: LiveHubOptions) {
@@ -150,12 +151,16 @@ export class LiveHub {
     this.onError = options.onError ?? (() => {});
   }
 
-  /** Starts listening from the last event stored now (earlier ones reach only subscribers that ask with `after`). */
+  /**
+   * Starts listening. Reads run only while this instance has subscriptions:
+   * an instance without any costs the database nothing (no statement on the
+   * pool, which request counts and benchmarks measure), and its first
+   * subscription starts from the last event stored then (earlier ones reach
+   * only subscribers that ask with `after`).
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    const [latest] = await query(this.pool, LATEST, []);
-    if (latest) this.position = { xid: BigInt(latest.xid), id: BigInt(latest.id) };
     await this.listen().catch((error: unknown) => {
       this.onError(error);
       this.scheduleReconnect();
@@ -170,6 +175,7 @@ export class LiveHub {
     if (this.poll) clearInterval(this.poll);
     await this.reading?.catch(() => {});
     await this.client?.end().catch(() => {});
+    this.pool.off('connect', this.onPoolConnect);
     this.members.clear();
   }
 
@@ -197,10 +203,14 @@ export class LiveHub {
       // Another application's dialog, or one the user is not in: the same answer (nothing told about it).
       if (!row?.occupant) throw new AppError('FORBIDDEN', 'Not an occupant of this dialog');
     }
+    const first = this.members.size === 0;
+    if (first) await this.catchUp();
     const member: Member = { subscription, pending: after === undefined ? undefined : [] };
     let set = this.members.get(applicationId);
     if (!set) this.members.set(applicationId, (set = new Set()));
     set.add(member);
+    // A notification that came while nobody here listened was not acted on.
+    if (first) this.read();
     const remove = () => {
       set.delete(member);
       if (set.size === 0 && this.members.get(applicationId) === set) this.members.delete(applicationId);
@@ -213,6 +223,16 @@ export class LiveHub {
       throw error;
     }
     return remove;
+  }
+
+  /** An idle instance's position moved to the last event stored now: nobody here was owed the ones before it. */
+  private async catchUp(): Promise<void> {
+    await this.reading?.catch(() => {});
+    const [latest] = await query(this.pool, LATEST, []);
+    if (latest && this.members.size === 0) {
+      const key = { xid: BigInt(latest.xid), id: BigInt(latest.id) };
+      if (compareKeys(key, this.position) > 0) this.position = key;
+    }
   }
 
   private async replay(member: Member, after: EventKey, upTo: EventKey): Promise<void> {
@@ -260,7 +280,7 @@ export class LiveHub {
 
   /** Reads now (a notification, the periodic read, a reconnect); a read running already reads again after. */
   read(): void {
-    if (this.closed || !this.started) return;
+    if (this.closed || !this.started || this.members.size === 0) return;
     if (this.reading) {
       this.again = true;
       return;
@@ -300,7 +320,8 @@ export class LiveHub {
         this.stats.eventsRead += events.length;
         this.stats.lagSeconds = Math.max(0, (Date.now() - events.at(-1)!.createdAt.getTime()) / 1000);
         await this.dispatch(events);
-        this.position = events.at(-1)!.key;
+        const last = events.at(-1)!.key;
+        if (compareKeys(last, this.position) > 0) this.position = last;
       }
       if (held) {
         // A transaction older than the next event still runs: read again shortly.
@@ -358,7 +379,7 @@ export class LiveHub {
   private async listen(): Promise<void> {
     if (this.listenUrl === undefined) {
       // The embedded database: its one connection, and every one the pool makes after it.
-      this.pool.on('connect', (client) => void this.listenOn(client).catch(this.onError));
+      this.pool.on('connect', this.onPoolConnect);
       const client = await this.pool.connect();
       try {
         await this.listenOn(client);
@@ -392,7 +413,7 @@ export class LiveHub {
     if (this.listeningClients.has(client)) return;
     this.listeningClients.add(client);
     client.on('notification', (message) => {
-      if (message.channel === LIVE_CHANNEL) this.read();
+      if (message.channel === LIVE_CHANNEL && !this.closed) this.read();
     });
     await client.query(`LISTEN ${LIVE_CHANNEL}`);
   }
