@@ -366,4 +366,22 @@ requires(needServer).describe('two instances on one database', () => {
       await other.close();
     }
   });
+
+  test('a session ended through one instance closes its sockets on another with 4403 within a second (the revocation bus)', async () => {
+    const t = await seed();
+    const holding = await startService({ revocation: true });
+    const ending = await startService({ revocation: true });
+    try {
+      const client = connectLive(holding.baseUrl, t.as.owner);
+      open.push(client);
+      await client.connected;
+      const started = Date.now();
+      expect((await ending.call('DELETE', '/session.json', { headers: t.as.owner })).status).toBe(200);
+      expect((await client.closed).code).toBe(4403);
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      await holding.close();
+      await ending.close();
+    }
+  });
 });

@@ -100,7 +100,7 @@ export function connectLive(
           const deadline = Date.now() + ms;
           while (results.length < count) {
             const left = deadline - Date.now();
-            if (left <= 0) throw new Error(`waited ${ms} ms for ${count} results, got ${results.length}: ${JSON.stringify(results)}`);
+            if (left <= 0) throw new Error(`waited ${ms} ms for ${count} results, got ${results.length}: ${JSON.stringify(results).slice(0, 500)}`);
             await new Promise<void>((resolve) => {
               const timer = setTimeout(resolve, Math.min(left, 100));
               waiters.push(() => {
