@@ -19,6 +19,7 @@ import { compiledExecution, type ExecutionStats } from './graphql/execute';
 import { graphqlArmor, parseOptions } from './graphql/limits';
 import { rememberApolloQueryHashes } from './overrides/query-hash';
 import { buildSchema } from './graphql/schema';
+import { type LiveOptions, registerSubscriptions } from './graphql/subscriptions';
 import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
 import { type CachingOptions, registerCaching } from './http/caching';
 import { registerApolloRoute } from './overrides/apollo-route';
@@ -118,6 +119,8 @@ export interface AppOptions {
   compiledQueries?: boolean;
   /** Overrides of dependencies' internals turned off (src/overrides/README.md; default none): the dependencies' own code runs instead. */
   overridesOff?: readonly OverrideName[];
+  /** Subscriptions over WebSocket on GET /graphql and their bounds (src/graphql/subscriptions.ts; default: on). */
+  live?: LiveOptions;
 }
 
 /** The options the configuration decides (main adds the logger and the explorer's headers). */
@@ -157,7 +160,12 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       maxDeviceBooks: config.ADDRESS_BOOK_MAX_DEVICE_BOOKS,
       discoveryPerDay: config.CONTACT_DISCOVERY_PER_DAY,
     },
-    sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
+    sweeper: {
+      intervalMs: config.SWEEP_INTERVAL_MS,
+      batchSize: config.SWEEP_BATCH_SIZE,
+      maxShare: config.SWEEP_MAX_SHARE,
+      liveEventRetentionSeconds: config.LIVE_EVENT_RETENTION_S,
+    },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
     overridesOff: config.DEPENDENCY_OVERRIDES_OFF,
@@ -167,6 +175,20 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       bodyIdleMs: config.BODY_IDLE_TIMEOUT_MS,
       requestMs: config.REQUEST_TIMEOUT_MS,
       keepAliveMs: config.KEEP_ALIVE_TIMEOUT_MS,
+    },
+    live: {
+      enabled: config.LIVE_ENABLED,
+      listenUrl: config.LIVE_LISTEN_URL ?? config.DATABASE_URL,
+      pollMs: config.LIVE_POLL_MS,
+      initTimeoutMs: config.LIVE_INIT_TIMEOUT_MS,
+      socketsPerUser: config.LIVE_SOCKETS_PER_USER,
+      socketsMax: config.LIVE_SOCKETS_MAX,
+      subscriptionsPerSocket: config.LIVE_SUBSCRIPTIONS_PER_SOCKET,
+      messageBytesMax: config.LIVE_MESSAGE_BYTES_MAX,
+      socketQueueMax: config.LIVE_SOCKET_QUEUE_MAX,
+      socketBufferBytes: config.LIVE_SOCKET_BUFFER_BYTES,
+      keepAliveMs: config.LIVE_KEEPALIVE_MS,
+      recheckMs: config.LIVE_RECHECK_MS,
     },
   };
 }
@@ -250,10 +272,27 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerOperatorMetrics(fastify, metrics, { database, reads: options.reads, redis: options.redis });
   registerSessionExpiry(fastify);
 
-  const { apollo, execution, trusted } = await startApollo(fastify, schema, options, sessionTokenHeaders);
+  const { apollo, execution, trusted, armor } = await startApollo(fastify, schema, options, sessionTokenHeaders);
+  const live = await registerSubscriptions(fastify, {
+    ...options.live,
+    listenUrl: options.live?.listenUrl ?? database.url,
+    schema,
+    services,
+    pool: database.pool,
+    sessionTokenHeaders,
+    validationRules: armor.validationRules,
+    trusted,
+    metrics,
+    onError: (error) => fastify.log.warn({ err: toAppError(error) }, 'live events listener'),
+  });
   const graphqlContext = async (request: FastifyRequest) => linkContext(contextOf(request), request);
   if (overrideOn(options.overridesOff, 'apollo-route')) registerApolloRoute(fastify, apollo, '/graphql', graphqlContext);
-  else fastify.route({ method: ['GET', 'POST', 'OPTIONS'], url: '/graphql', handler: fastifyApolloHandler(apollo, { context: graphqlContext }) });
+  else {
+    // GET on a route of its own, as registerApolloRoute does: graphql-ws serves its upgrades.
+    const handler = fastifyApolloHandler(apollo, { context: graphqlContext });
+    fastify.route({ method: 'GET', url: '/graphql', handler });
+    fastify.route({ method: ['POST', 'OPTIONS'], url: '/graphql', handler });
+  }
 
   registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
   registerOpenApi(fastify, sessionTokenHeaders);
@@ -274,6 +313,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       const sweeperStopped = services.sweeper.stop();
       await lifecycle.stopAccepting(options);
       await fastify.close();
+      await live?.close();
       await sweeperStopped;
       // After the last request: write the session touches it left pending.
       // With the database gone they are lost (sliding expiry and
@@ -479,14 +519,14 @@ async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, opti
     stopOnTerminationSignals: false,
   });
   await apollo.start();
-  return { apollo, execution, trusted };
+  return { apollo, execution, trusted, armor };
 }
 
-/** The schema has no subscriptions: refused in validation (400), not at execution as a server error. */
+/** Subscriptions are served over WebSocket (src/graphql/subscriptions.ts): over HTTP refused in validation (400), not at execution as a server error. */
 const noSubscriptions: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (node.operation === 'subscription') {
-      context.reportError(new GraphQLError('Subscriptions are not supported', { nodes: node }));
+      context.reportError(new GraphQLError('Subscriptions are served over WebSocket (graphql-transport-ws) on GET /graphql, not over HTTP', { nodes: node }));
     }
   },
 });

@@ -11,7 +11,7 @@ import { ADDRESS_BOOK_DEFAULTS } from './services/address-book-limits';
 import { APPLICATION_SESSION_DEFAULTS, LOGIN_ATTEMPT_DEFAULTS } from './services/login-attempts';
 import { newSecretsKey, parseSecretsKey } from './services/secrets';
 import { SESSIONS_PER_USER_DEFAULT, TIMESTAMP_WINDOW_DEFAULT_S } from './services/sessions';
-import { SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS, SWEEP_MAX_SHARE_DEFAULT } from './services/sweeper';
+import { LIVE_EVENT_RETENTION_DEFAULT_S, SWEEP_BATCH_DEFAULT, SWEEP_INTERVAL_DEFAULT_MS, SWEEP_MAX_SHARE_DEFAULT } from './services/sweeper';
 
 const flag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -238,6 +238,40 @@ const schema = z
     /** A file holding SECRETS_KEY (generated there outside production when missing). */
     SECRETS_KEY_FILE: z.string().min(1).optional(),
     /** GET /schema.graphql: the SDL (on in production too: the schema is not a secret for its clients). */
+    /** Subscriptions over WebSocket on GET /graphql (issue 33). */
+    LIVE_ENABLED: flag.default(true),
+    /** The LISTEN connection's server, when DATABASE_URL goes through a transaction pooler (PgBouncer): a direct URL. */
+    LIVE_LISTEN_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    LIVE_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+    LIVE_INIT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5_000),
+    LIVE_SOCKETS_PER_USER: z.coerce.number().int().min(1).max(1_000).default(10),
+    LIVE_SOCKETS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+    LIVE_SUBSCRIPTIONS_PER_SOCKET: z.coerce.number().int().min(1).max(1_000).default(20),
+    LIVE_MESSAGE_BYTES_MAX: z.coerce
+      .number()
+      .int()
+      .min(1_024)
+      .max(16 * 1024 * 1024)
+      .default(64 * 1024),
+    LIVE_SOCKET_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(1_000),
+    LIVE_SOCKET_BUFFER_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1_024)
+      .max(256 * 1024 * 1024)
+      .default(1024 * 1024),
+    LIVE_KEEPALIVE_MS: z.coerce.number().int().min(1_000).max(600_000).default(12_000),
+    LIVE_RECHECK_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(30_000),
+    /** How long live events are kept for `after` replays; the sweeper removes older ones. */
+    LIVE_EVENT_RETENTION_S: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(LIVE_EVENT_RETENTION_DEFAULT_S),
     GRAPHQL_SCHEMA_ENDPOINT: flag.default(true),
     /** Trusted documents on /graphql: off, allow (hashes accepted, free-form too) or enforce (manifest only). */
     GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['off', 'allow', 'enforce']).default('off'),

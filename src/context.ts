@@ -3,6 +3,7 @@
 // resolved from the credential headers on first use (so that introspection
 // and session creation need none) and then memoised for the rest of the request.
 import type { Caller, Credentials, Services } from './services';
+import type { LiveSocket } from './services/live';
 
 export interface Context {
   readonly requestId: string;
@@ -17,6 +18,8 @@ export interface Context {
   readonly authenticated: Caller | undefined;
   /** The request ended its own session: the response no longer reports an expiry for it. */
   sessionEnded(): void;
+  /** A WebSocket's subscriptions (src/graphql/subscriptions.ts); undefined over HTTP. */
+  readonly live?: LiveSocket | undefined;
 }
 
 type HeaderValue = string | string[] | undefined;
@@ -86,6 +89,7 @@ class RequestContext implements Context {
     private readonly credentials: Credentials,
     readonly requestId: string,
     readonly address: string,
+    readonly live?: LiveSocket,
   ) {
     this.sessionToken = credentials.token;
   }
@@ -107,6 +111,6 @@ class RequestContext implements Context {
   }
 }
 
-export function createContext(services: Services, credentials: Credentials, requestId: string, address = ''): Context {
-  return new RequestContext(services, credentials, requestId, address);
+export function createContext(services: Services, credentials: Credentials, requestId: string, address = '', live?: LiveSocket): Context {
+  return new RequestContext(services, credentials, requestId, address, live);
 }

@@ -60,6 +60,12 @@ export const ERRORS = {
     objectShape: 'code',
     meaning: '/graphql under GRAPHQL_TRUSTED_DOCUMENTS=enforce: a document that is not in the manifest',
   },
+  RESYNC_REQUIRED: {
+    status: 410,
+    objectShape: 'code',
+    meaning:
+      "A subscription's `after` cursor is older than the live events' retention (LIVE_EVENT_RETENTION_S): the events after it are gone; refetch the history, then subscribe without `after`",
+  },
   BAD_USER_INPUT: {
     status: 422,
     objectShape: 'field',
@@ -141,6 +147,7 @@ export const MESSAGES = {
   shuttingDown: 'Service temporarily unavailable: this instance is shutting down',
   conflict: 'Service temporarily unavailable: a concurrent request conflicted with this one; retry',
   rateLimited: 'Too many requests',
+  resyncRequired: 'The events after this cursor are past their retention: refetch the history, then subscribe again without `after`',
   rateLimitStoreUnavailable: 'Service temporarily unavailable: the rate-limit store cannot be reached',
 } as const;
 

@@ -265,6 +265,23 @@ export type MessagesDeleteUserError = {
   message: Scalars['String']['output'];
 };
 
+/** Messages deleted in one dialog by one write. Never carries a message body. */
+export type MessagesDeletedEvent = {
+  __typename?: 'MessagesDeletedEvent';
+  /** Where this event is in the order of events: pass it as `after` when subscribing again. */
+  cursor: Scalars['String']['output'];
+  deletedAt: Scalars['DateTime']['output'];
+  /** The messages' database ids (24-hex), as REST names them. */
+  deletedMessageDatabaseIds: Array<Scalars['String']['output']>;
+  /** The messages' global ids (as `Message.id`). */
+  deletedMessageIds: Array<Scalars['ID']['output']>;
+  /** The dialog as the subscriber sees it when the event is delivered (null if they no longer occupy it). */
+  dialog: Maybe<Dialog>;
+  /** The dialog's global id (as `Dialog.id`). */
+  dialogId: Scalars['ID']['output'];
+  scope: MessageDeleteScope;
+};
+
 /** Writes. Credentials travel in the same headers as for queries. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -571,6 +588,38 @@ export type SessionUserInput = {
 };
 
 /**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Messages deleted in the caller's dialogs (one dialog with `dialogId`, every
+   * dialog of the caller without it): deletes for everyone by whoever made them,
+   * and the caller's own deletes for me (on their other devices). With `after`
+   * (a `cursor` this subscription returned before), the events since that one
+   * first; past the events' retention: the error RESYNC_REQUIRED.
+   */
+  messagesDeleted: MessagesDeletedEvent;
+};
+
+
+/**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type SubscriptionmessagesDeletedArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  dialogId?: InputMaybe<Scalars['ID']['input']>;
+};
+
+/**
  * A registered user of an application. Field for field the spec's user record
  * (the legacy REST paths emit the same values under snake_case names).
  */
@@ -755,6 +804,7 @@ export type ResolversTypes = {
   MessagesDeleteInput: MessagesDeleteInput;
   MessagesDeletePayload: ResolverTypeWrapper<Omit<MessagesDeletePayload, 'outcomes' | 'userErrors'> & { outcomes: Array<ResolversTypes['MessageDeleteOutcome']>, userErrors: Array<ResolversTypes['MessagesDeleteUserError']> }>;
   MessagesDeleteUserError: ResolverTypeWrapper<Omit<MessagesDeleteUserError, 'code'> & { code: ResolversTypes['MessagesDeleteErrorCode'] }>;
+  MessagesDeletedEvent: ResolverTypeWrapper<Omit<MessagesDeletedEvent, 'dialog' | 'scope'> & { dialog?: Maybe<ResolversTypes['Dialog']>, scope: ResolversTypes['MessageDeleteScope'] }>;
   Mutation: ResolverTypeWrapper<{}>;
   Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
@@ -766,6 +816,7 @@ export type ResolversTypes = {
   SessionRequestInput: SessionRequestInput;
   SessionUserInput: SessionUserInput;
   SignedText: ResolverTypeWrapper<Scalars['SignedText']['output']>;
+  Subscription: ResolverTypeWrapper<{}>;
   User: ResolverTypeWrapper<UserMapper>;
   Viewer: ResolverTypeWrapper<ViewerMapper>;
 };
@@ -794,6 +845,7 @@ export type ResolversParentTypes = {
   MessagesDeleteInput: MessagesDeleteInput;
   MessagesDeletePayload: Omit<MessagesDeletePayload, 'outcomes' | 'userErrors'> & { outcomes: Array<ResolversParentTypes['MessageDeleteOutcome']>, userErrors: Array<ResolversParentTypes['MessagesDeleteUserError']> };
   MessagesDeleteUserError: MessagesDeleteUserError;
+  MessagesDeletedEvent: Omit<MessagesDeletedEvent, 'dialog'> & { dialog?: Maybe<ResolversParentTypes['Dialog']> };
   Mutation: {};
   Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   PageInfo: PageInfo;
@@ -805,6 +857,7 @@ export type ResolversParentTypes = {
   SessionRequestInput: SessionRequestInput;
   SessionUserInput: SessionUserInput;
   SignedText: Scalars['SignedText']['output'];
+  Subscription: {};
   User: UserMapper;
   Viewer: ViewerMapper;
 };
@@ -926,6 +979,17 @@ export type MessagesDeleteUserErrorResolvers<ContextType = Context, ParentType e
   __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type MessagesDeletedEventResolvers<ContextType = Context, ParentType extends ResolversParentTypes['MessagesDeletedEvent'] = ResolversParentTypes['MessagesDeletedEvent']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  deletedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  deletedMessageDatabaseIds?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  deletedMessageIds?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
+  dialog?: Resolver<Maybe<ResolversTypes['Dialog']>, ParentType, ContextType>;
+  dialogId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  scope?: Resolver<ResolversTypes['MessageDeleteScope'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type MutationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
   createSession?: Resolver<ResolversTypes['Session'], ParentType, ContextType, RequireFields<MutationcreateSessionArgs, 'input'>>;
   deleteMessages?: Resolver<ResolversTypes['DeleteMessagesResult'], ParentType, ContextType, RequireFields<MutationdeleteMessagesArgs, 'ids'>>;
@@ -996,6 +1060,10 @@ export interface SignedTextScalarConfig extends GraphQLScalarTypeConfig<Resolver
   name: 'SignedText';
 }
 
+export type SubscriptionResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Subscription'] = ResolversParentTypes['Subscription']> = {
+  messagesDeleted?: SubscriptionResolver<ResolversTypes['MessagesDeletedEvent'], "messagesDeleted", ParentType, ContextType, Partial<SubscriptionmessagesDeletedArgs>>;
+};
+
 export type UserResolvers<ContextType = Context, ParentType extends ResolversParentTypes['User'] = ResolversParentTypes['User']> = {
   ageOver16?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   allowSalesActivities?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1047,6 +1115,7 @@ export type Resolvers<ContextType = Context> = {
   MessagesDeleteErrorCode?: MessagesDeleteErrorCodeResolvers;
   MessagesDeletePayload?: MessagesDeletePayloadResolvers<ContextType>;
   MessagesDeleteUserError?: MessagesDeleteUserErrorResolvers<ContextType>;
+  MessagesDeletedEvent?: MessagesDeletedEventResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Node?: NodeResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
@@ -1056,6 +1125,7 @@ export type Resolvers<ContextType = Context> = {
   RejectedContact?: RejectedContactResolvers<ContextType>;
   Session?: SessionResolvers<ContextType>;
   SignedText?: GraphQLScalarType;
+  Subscription?: SubscriptionResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   Viewer?: ViewerResolvers<ContextType>;
 };

@@ -16,9 +16,11 @@ import    { logout as Mutation_logout } from './../graphql/resolvers/Mutation/lo
 import    { messageSend as Mutation_messageSend } from './../graphql/resolvers/Mutation/messageSend';
 import    { messagesDelete as Mutation_messagesDelete } from './../graphql/resolvers/Mutation/messagesDelete';
 import    { uploadAddressBook as Mutation_uploadAddressBook } from './../graphql/resolvers/Mutation/uploadAddressBook';
+import    { messagesDeleted as Subscription_messagesDeleted } from './../graphql/resolvers/Subscription/messagesDeleted';
 import    { Dialog } from './../graphql/resolvers/Dialog';
 import    { DialogConnection } from './../graphql/resolvers/DialogConnection';
 import    { Message } from './../graphql/resolvers/Message';
+import    { MessagesDeletedEvent } from './../graphql/resolvers/MessagesDeletedEvent';
 import    { Session } from './../graphql/resolvers/Session';
 import    { User } from './../graphql/resolvers/User';
 import    { Viewer } from './../graphql/resolvers/Viewer';
@@ -27,10 +29,11 @@ import    { SignedText } from './../graphql/resolvers/SignedText';
     export const resolvers: Resolvers = {
       Query: { addressBook: Query_addressBook,node: Query_node,nodes: Query_nodes,registeredUsers: Query_registeredUsers,registeredUsersConnection: Query_registeredUsersConnection,session: Query_session,userByExternalId: Query_userByExternalId,viewer: Query_viewer },
       Mutation: { createSession: Mutation_createSession,deleteMessages: Mutation_deleteMessages,endSession: Mutation_endSession,login: Mutation_login,logout: Mutation_logout,messageSend: Mutation_messageSend,messagesDelete: Mutation_messagesDelete,uploadAddressBook: Mutation_uploadAddressBook },
-      
+      Subscription: { messagesDeleted: Subscription_messagesDeleted },
       Dialog: Dialog,
 DialogConnection: DialogConnection,
 Message: Message,
+MessagesDeletedEvent: MessagesDeletedEvent,
 Session: Session,
 User: User,
 Viewer: Viewer,

@@ -285,7 +285,7 @@ function sessionCommands(program: Command, run: Run): void {
 
   program
     .command('sweep')
-    .description('remove expired sessions, used nonces and retained deleted content now, as the running sweeper does')
+    .description('remove expired sessions, used nonces, retained deleted content and live events past retention now, as the running sweeper does')
     .action(() =>
       run(async (s) => {
         const result = await s.sweeper.runOnce();
@@ -325,6 +325,25 @@ function chatCommands(program: Command, run: Run): void {
       run(async (_s, p) => {
         const message = await p.messages.createMessage({ dialogId: opts.dialog, senderId: opts.sender, body: opts.body });
         return { message: { id: message.id } };
+      }),
+    );
+
+  program
+    .command('messages:delete')
+    .description(
+      "delete messages by the spec's rules, as the user (--as) or the application: for the user alone, or with --for-everyone for every occupant; subscribers are told as of any delete",
+    )
+    .requiredOption('--app <appId>', 'application id', positiveInt)
+    .requiredOption('--ids <id,id,...>', 'message ids (24-hex)')
+    .option('--as <userId>', 'acting user (without it: the application, which deletes for everyone)', positiveInt)
+    .option('--for-everyone', 'delete for every occupant (the user must own the dialogs)', false)
+    .action((opts: { app: number; ids: string; as?: number; forEveryone: boolean }) =>
+      run(async (s) => {
+        const caller =
+          opts.as === undefined
+            ? ({ kind: 'application', applicationId: opts.app, via: 'apiKey' } as const)
+            : ({ kind: 'user', applicationId: opts.app, userId: opts.as, via: 'apiKey' } as const);
+        return s.messages.delete(caller, opts.ids.split(','), opts.forEveryone);
       }),
     );
 
@@ -429,7 +448,7 @@ async function main(argv: string[]): Promise<number> {
       sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
       messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
       // An operator running `sweep` wants it done: batches back to back.
-      sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100 },
+      sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100, liveEventRetentionSeconds: config.LIVE_EVENT_RETENTION_S },
     });
     const result = await action(services, createProvisioning(database, { secretsKey, services }), database);
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -46,6 +46,7 @@ export interface ModelTypes {
   RetainedMessageContent: Models.RetainedMessageContent;
   Contact: Models.Contact;
   AddressBookMatch: Models.AddressBookMatch;
+  LiveEvent: Models.LiveEvent;
 }
 export type ModelName = keyof ModelTypes;
 

@@ -124,6 +124,12 @@ export interface TrustedDocuments {
   explorerHeaders: Record<string, string>;
   /** Whether a document's SHA-256 is of the manifest (the metrics label those by their fields). */
   isTrusted(hash: string): boolean;
+  /**
+   * A subscription's document over WebSocket (src/graphql/subscriptions.ts),
+   * under the same rules as /graphql's: its text, or the manifest's text of
+   * its persisted-query hash; under enforce only a document of the manifest.
+   */
+  documentOf(payload: { query?: unknown; extensions?: unknown }): string;
 }
 
 /** Sets up /graphql's trusted documents; call before the /graphql route is registered. */
@@ -153,7 +159,30 @@ export function registerTrustedDocuments(fastify: FastifyInstance, options: Trus
     plugin: DOCUMENT_ID_PLUGIN,
     explorerHeaders: explorerKey === undefined ? {} : { [EXPLORER_KEY_HEADER]: explorerKey },
     isTrusted: (hash) => manifest.has(hash),
+    documentOf: (payload) => socketDocument(manifest, enforce, payload),
   };
+}
+
+function socketDocument(manifest: ReadonlyMap<string, string>, enforce: boolean, payload: { query?: unknown; extensions?: unknown }): string {
+  const persisted = (payload.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } | null } | null | undefined)?.persistedQuery;
+  let hash: string | undefined;
+  if (persisted !== undefined && persisted !== null) {
+    if (persisted.version !== 1) throw new AppError('BAD_REQUEST', 'extensions.persistedQuery.version must be 1');
+    if (typeof persisted.sha256Hash !== 'string' || !/^[0-9a-f]{64}$/.test(persisted.sha256Hash)) {
+      throw new AppError('BAD_REQUEST', 'extensions.persistedQuery.sha256Hash must be the hex SHA-256 of the document');
+    }
+    hash = persisted.sha256Hash;
+  }
+  const query = typeof payload.query === 'string' && payload.query !== '' ? payload.query : undefined;
+  if (query === undefined) {
+    const known = hash === undefined ? undefined : manifest.get(hash);
+    if (known === undefined) throw new AppError(enforce ? 'PERSISTED_QUERY_NOT_IN_LIST' : 'BAD_REQUEST', enforce ? NOT_IN_LIST_MESSAGE : 'A query is required');
+    return known;
+  }
+  const textHash = sha256Hex(query);
+  if (hash !== undefined && hash !== textHash) throw new AppError('BAD_REQUEST', 'The persisted query hash is not the SHA-256 of the query sent with it');
+  if (enforce && !manifest.has(textHash)) throw new AppError('PERSISTED_QUERY_NOT_IN_LIST', NOT_IN_LIST_MESSAGE);
+  return query;
 }
 
 /**

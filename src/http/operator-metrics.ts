@@ -12,9 +12,12 @@
 //   behind (with DATABASE_READ_URL; `replica` is its place in the list);
 // - redis_up: the shared Redis connection ready (with REDIS_URL).
 //
-// Live subscriptions, when the service has them (graphql-ws), add their own
-// here: sockets open (`graphql_ws_connections`) and events delivered
-// (`events_delivered_total`), with the dashboard's row and rules beside them.
+// Live subscriptions (graphql-ws, src/graphql/subscriptions.ts), by
+// registerLiveMetrics: sockets open (`graphql_ws_connections`), subscriptions
+// (`graphql_ws_subscriptions`), events delivered (`events_delivered_total`),
+// slow consumers closed (`graphql_ws_dropped_consumers_total`), connections
+// refused (`graphql_ws_refused_total`), and the listener's lag and state
+// (`live_events_listener_lag_seconds`, `live_events_listener_up`).
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db';
@@ -113,4 +116,55 @@ export function registerOperatorMetrics(fastify: FastifyInstance, registry: Regi
       },
     });
   }
+}
+
+/** What registerLiveMetrics reads (src/graphql/subscriptions.ts's Live). */
+export interface LiveMetricsSource {
+  readonly stats: { sockets: number; subscriptions: number; droppedConsumers: number; refused: number };
+  readonly hub: { readonly stats: { eventsDelivered: number; eventsRead: number; lagSeconds: number; listening: boolean; reconnects: number } };
+}
+
+export function registerLiveMetrics(registry: Registry, live: LiveMetricsSource): void {
+  const gauge = (name: string, help: string, value: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(value());
+      },
+    });
+  const counter = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(value());
+      },
+    });
+  gauge('graphql_ws_connections', 'WebSockets open on GET /graphql (graphql-ws), initialised or not', () => live.stats.sockets);
+  gauge('graphql_ws_subscriptions', 'Subscriptions running on this instance', () => live.stats.subscriptions);
+  counter('events_delivered_total', 'Live events handed to subscriptions on this instance (one per subscription told)', () => live.hub.stats.eventsDelivered);
+  counter('live_events_read_total', 'Live events this instance read from live_events', () => live.hub.stats.eventsRead);
+  counter(
+    'graphql_ws_dropped_consumers_total',
+    'Sockets closed (1013) because their client did not take events fast enough (LIVE_SOCKET_QUEUE_MAX, LIVE_SOCKET_BUFFER_BYTES)',
+    () => live.stats.droppedConsumers,
+  );
+  counter('graphql_ws_refused_total', 'WebSocket connections refused (4403): credentials missing, unknown, or not a user', () => live.stats.refused);
+  gauge(
+    'live_events_listener_lag_seconds',
+    'Seconds between the commit of the last live event this instance read and its read (held back while an older transaction runs)',
+    () => live.hub.stats.lagSeconds,
+  );
+  gauge('live_events_listener_up', "Whether this instance's LISTEN connection for live events is up (the periodic read goes on without it)", () =>
+    live.hub.stats.listening ? 1 : 0,
+  );
+  counter(
+    'live_events_listener_reconnects_total',
+    'Times the LISTEN connection was re-established after a loss (each followed by a catch-up read)',
+    () => live.hub.stats.reconnects,
+  );
 }

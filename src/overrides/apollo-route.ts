@@ -20,20 +20,21 @@ export function registerApolloRoute<TContext extends BaseContext>(
   context: (request: FastifyRequest, reply: FastifyReply) => Promise<TContext>,
 ): void {
   apollo.assertStarted('registerApolloRoute()');
-  fastify.route({
-    method: ['GET', 'POST', 'OPTIONS'],
-    url: path,
-    handler: async (request, reply) => {
-      const response = await apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: graphQLRequestOf(request),
-        context: () => context(request, reply),
-      });
-      for (const [name, value] of response.headers) reply.header(name, value);
-      reply.code(response.status ?? 200);
-      if (response.body.kind === 'complete') return response.body.string;
-      return reply.send(Readable.from(response.body.asyncIterator));
-    },
-  });
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const response = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: graphQLRequestOf(request),
+      context: () => context(request, reply),
+    });
+    for (const [name, value] of response.headers) reply.header(name, value);
+    reply.code(response.status ?? 200);
+    if (response.body.kind === 'complete') return response.body.string;
+    return reply.send(Readable.from(response.body.asyncIterator));
+  };
+  // GET on a route of its own: a WebSocket upgrade of it is served by
+  // graphql-ws (src/graphql/subscriptions.ts gives it a wsHandler), which
+  // @fastify/websocket allows on a GET-only route.
+  fastify.route({ method: 'GET', url: path, handler });
+  fastify.route({ method: ['POST', 'OPTIONS'], url: path, handler });
 }
 
 /** What Apollo reads of a request: method, headers (repeated ones joined), query string, parsed body. */

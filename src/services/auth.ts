@@ -85,6 +85,7 @@ export class AuthService {
    * honour a revoked credential for the cache's whole life.
    */
   private revocationsApplied = 0;
+  private readonly revocationListeners = new Set<(message: string | undefined) => void>();
 
   constructor(
     private readonly pool: Pool,
@@ -209,6 +210,7 @@ export class AuthService {
    */
   forgetLocally(message: string): void {
     this.revocationsApplied++;
+    for (const listener of this.revocationListeners) listener(message);
     if (message.startsWith(APPLICATION_MESSAGE)) {
       const applicationId = Number(message.slice(APPLICATION_MESSAGE.length));
       for (const cache of [this.sessions, this.apiKeys]) {
@@ -226,8 +228,19 @@ export class AuthService {
   /** Drops every cached credential: the revocation channel was interrupted and messages may be lost. */
   forgetAll(): void {
     this.revocationsApplied++;
+    for (const listener of this.revocationListeners) listener(undefined);
     this.sessions.clear();
     this.apiKeys.clear();
+  }
+
+  /**
+   * Told of every revocation applied here, this instance's own and the bus's
+   * (a token hash, `apikey:<hash>` or `app:<id>`; undefined: all may be
+   * stale): live sockets of an ended session close (src/graphql/subscriptions.ts).
+   */
+  onRevocation(listener: (message: string | undefined) => void): () => void {
+    this.revocationListeners.add(listener);
+    return () => this.revocationListeners.delete(listener);
   }
 
   /** Revocations go through this bus from now on (src/scale/revocations.ts). */

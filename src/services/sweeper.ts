@@ -22,10 +22,10 @@
 // tune per machine.
 import type { Pool } from 'pg';
 import { query, type Statement } from '../db/sql';
-import { SWEEP_NONCES, SWEEP_RETAINED_CONTENT, SWEEP_SESSIONS } from '../db/statements/sweeper';
+import { SWEEP_LIVE_EVENTS, SWEEP_NONCES, SWEEP_RETAINED_CONTENT, SWEEP_SESSIONS } from '../db/statements/sweeper';
 import { TIMESTAMP_WINDOW_DEFAULT_S } from './sessions';
 
-export const SWEPT_KINDS = ['sessions', 'nonces', 'retained_content'] as const;
+export const SWEPT_KINDS = ['sessions', 'nonces', 'retained_content', 'live_events'] as const;
 export type SweptKind = (typeof SWEPT_KINDS)[number];
 
 export interface SweeperOptions {
@@ -42,6 +42,8 @@ export interface SweeperOptions {
    * CLI's `sweep`, which an operator runs to be done).
    */
   maxShare?: number;
+  /** How long live events are kept for subscribers' `after` replays (LIVE_EVENT_RETENTION_S; default a day). */
+  liveEventRetentionSeconds?: number;
   /** The clock the cut-offs are computed from (tests move it). */
   now?: () => number;
   /** Told of each run that removed something, or failed (main logs them). */
@@ -59,6 +61,8 @@ export interface SweepResult {
 }
 
 export const SWEEP_INTERVAL_DEFAULT_MS = 60_000;
+/** Live events are kept a day: a client away longer refetches its history (RESYNC_REQUIRED). */
+export const LIVE_EVENT_RETENTION_DEFAULT_S = 86_400;
 export const SWEEP_BATCH_DEFAULT = 1_000;
 /**
  * A tenth of the time: the foreground keeps ≥ 0.90 of its throughput while a
@@ -79,7 +83,7 @@ export const SESSION_SWEEP_GRACE_MS = 5 * 60_000;
 /** Margin past the timestamp window before a (timestamp, nonce) pair goes: clocks of instances differ a little. */
 const NONCE_SWEEP_MARGIN_MS = 60_000;
 
-const none = (): Record<SweptKind, number> => ({ sessions: 0, nonces: 0, retained_content: 0 });
+const none = (): Record<SweptKind, number> => ({ sessions: 0, nonces: 0, retained_content: 0, live_events: 0 });
 
 export class Sweeper {
   private readonly intervalMs: number;
@@ -87,6 +91,7 @@ export class Sweeper {
   private readonly windowMs: number;
   private readonly pauseFactor: number;
   private readonly now: () => number;
+  private readonly liveRetentionMs: number;
   /** Everything this instance removed since it started (the metric). */
   readonly removed = none();
   /** Milliseconds this instance's sweep statements took since it started (the metric: its share of the time). */
@@ -108,6 +113,7 @@ export class Sweeper {
     this.windowMs = (options.timestampWindowSeconds ?? TIMESTAMP_WINDOW_DEFAULT_S) * 1000;
     this.pauseFactor = 100 / (options.maxShare ?? SWEEP_MAX_SHARE_DEFAULT) - 1;
     this.now = options.now ?? Date.now;
+    this.liveRetentionMs = (options.liveEventRetentionSeconds ?? LIVE_EVENT_RETENTION_DEFAULT_S) * 1000;
   }
 
   /** Runs every `intervalMs` from now on, until `stop`. The timer keeps no process alive. */
@@ -158,6 +164,7 @@ export class Sweeper {
         ['sessions', () => this.batch(SWEEP_SESSIONS, [new Date(now - SESSION_SWEEP_GRACE_MS), this.batchSize])],
         ['nonces', () => this.batch(SWEEP_NONCES, [new Date(now - this.windowMs - NONCE_SWEEP_MARGIN_MS), this.batchSize])],
         ['retained_content', () => this.batch(SWEEP_RETAINED_CONTENT, [this.batchSize])],
+        ['live_events', () => this.batch(SWEEP_LIVE_EVENTS, [new Date(now - this.liveRetentionMs), this.batchSize])],
       ];
       for (const [kind, batch] of batches) {
         while (!this.stopped) {

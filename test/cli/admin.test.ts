@@ -197,7 +197,7 @@ test('session:create keeps SESSIONS_PER_USER_MAX and says how many sessions it e
   if (serverUrl) return;
   const swept = await json('sweep');
   expect(swept).toEqual({
-    removed: { sessions: expect.any(Number), nonces: expect.any(Number), retained_content: expect.any(Number) },
+    removed: { sessions: expect.any(Number), nonces: expect.any(Number), retained_content: expect.any(Number), live_events: expect.any(Number) },
     batches: expect.any(Number),
   });
   expect(swept.batches).toBeGreaterThanOrEqual(3);

@@ -111,9 +111,9 @@ test('removes expired sessions, used nonces past the window and retained text pa
     const result = await services.sweeper.runOnce();
     const ms = performance.now() - started;
     expect(result).toEqual({
-      removed: { sessions: backlog.expiredSessions, nonces: backlog.oldNonces, retained_content: backlog.retainedPastTime },
-      // 1,000 + 1,000 + 500 sessions; 1,000 + 200 nonces; 1,000 + 100 retained texts.
-      batches: 7,
+      removed: { sessions: backlog.expiredSessions, nonces: backlog.oldNonces, retained_content: backlog.retainedPastTime, live_events: expect.any(Number) },
+      // 1,000 + 1,000 + 500 sessions; 1,000 + 200 nonces; 1,000 + 100 retained texts; one of live events (a day's retention: none due).
+      batches: 8,
       skipped: false,
     });
     expect(await counts(service.db.pool, t)).toEqual({
@@ -124,7 +124,7 @@ test('removes expired sessions, used nonces past the window and retained text pa
     // The tenant's live sessions still work.
     expect((await service.rest('GET', '/session.json', { headers: t.as.owner })).status).toBe(200);
     // Nothing left to do: one short batch per kind.
-    expect(await services.sweeper.runOnce()).toEqual({ removed: { sessions: 0, nonces: 0, retained_content: 0 }, batches: 3, skipped: false });
+    expect(await services.sweeper.runOnce()).toEqual({ removed: { sessions: 0, nonces: 0, retained_content: 0, live_events: 0 }, batches: 4, skipped: false });
     const rows = backlog.expiredSessions + backlog.oldNonces + backlog.retainedPastTime;
     figures.batches = { rows, batchSize: 1_000, ms: Math.round(ms), rowsPerSecond: Math.round(rows / (ms / 1000)) };
   } finally {
@@ -195,7 +195,7 @@ onServer('removes nothing while another instance holds the sweep lock, and every
   try {
     await other.query(`BEGIN; SELECT pg_advisory_xact_lock(${SWEEP_LOCK})`);
     const held = await services.sweeper.runOnce();
-    expect(held).toEqual({ removed: { sessions: 0, nonces: 0, retained_content: 0 }, batches: 1, skipped: true });
+    expect(held).toEqual({ removed: { sessions: 0, nonces: 0, retained_content: 0, live_events: 0 }, batches: 1, skipped: true });
     expect((await counts(service.db.pool, t)).sessions).toBeGreaterThanOrEqual(300);
     await other.query('COMMIT');
     const free = await services.sweeper.runOnce();

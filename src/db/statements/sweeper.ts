@@ -83,3 +83,29 @@ export const SWEEP_RETAINED_CONTENT = statement({
          )
          SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*)::int FROM removed) AS removed`,
 });
+
+/**
+ * Live events older than $1, at most $2: a prefix of the readers' (xid, id)
+ * order, ending before the first event not yet old enough, so that a cursor
+ * whose own event is still stored has every event after it stored too (a
+ * replay checks exactly that: src/db/statements/live.ts, REPLAY).
+ */
+export const SWEEP_LIVE_EVENTS = statement({
+  name: 'sweeper.live_events',
+  params: ['timestamptz', 'int4'],
+  columns: { locked: computed('bool'), removed: computed('int4') },
+  text: `WITH ${LOCK}, batch AS MATERIALIZED (
+           SELECT xid, id, created_at FROM live_events
+            WHERE (SELECT locked FROM lock)
+            ORDER BY xid, id
+            LIMIT $2::int
+         ), stop AS (
+           SELECT xid, id FROM batch WHERE created_at >= $1 ORDER BY xid, id LIMIT 1
+         ), removed AS (
+           DELETE FROM live_events e USING batch b
+            WHERE e.id = b.id
+              AND NOT EXISTS (SELECT 1 FROM stop s WHERE (b.xid, b.id) >= (s.xid, s.id))
+           RETURNING 1
+         )
+         SELECT (SELECT locked FROM lock) AS locked, (SELECT count(*)::int FROM removed) AS removed`,
+});

@@ -257,6 +257,23 @@ export type MessagesDeleteUserError = {
   message: Scalars['String']['output'];
 };
 
+/** Messages deleted in one dialog by one write. Never carries a message body. */
+export type MessagesDeletedEvent = {
+  __typename?: 'MessagesDeletedEvent';
+  /** Where this event is in the order of events: pass it as `after` when subscribing again. */
+  cursor: Scalars['String']['output'];
+  deletedAt: Scalars['DateTime']['output'];
+  /** The messages' database ids (24-hex), as REST names them. */
+  deletedMessageDatabaseIds: Array<Scalars['String']['output']>;
+  /** The messages' global ids (as `Message.id`). */
+  deletedMessageIds: Array<Scalars['ID']['output']>;
+  /** The dialog as the subscriber sees it when the event is delivered (null if they no longer occupy it). */
+  dialog?: Maybe<Dialog>;
+  /** The dialog's global id (as `Dialog.id`). */
+  dialogId: Scalars['ID']['output'];
+  scope: MessageDeleteScope;
+};
+
 /** Writes. Credentials travel in the same headers as for queries. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -560,6 +577,38 @@ export type SessionUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   login?: InputMaybe<Scalars['String']['input']>;
   password?: InputMaybe<Scalars['String']['input']>;
+};
+
+/**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type Subscription = {
+  __typename?: 'Subscription';
+  /**
+   * Messages deleted in the caller's dialogs (one dialog with `dialogId`, every
+   * dialog of the caller without it): deletes for everyone by whoever made them,
+   * and the caller's own deletes for me (on their other devices). With `after`
+   * (a `cursor` this subscription returned before), the events since that one
+   * first; past the events' retention: the error RESYNC_REQUIRED.
+   */
+  messagesDeleted: MessagesDeletedEvent;
+};
+
+
+/**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type SubscriptionMessagesDeletedArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  dialogId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 /**
