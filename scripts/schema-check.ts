@@ -16,6 +16,8 @@ import { type Change, CriticalityLevel, diff } from '@graphql-inspector/core';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import {
   buildSchema as buildSdlSchema,
+  type GraphQLField,
+  type GraphQLInputField,
   type GraphQLSchema,
   isEnumType,
   isInputObjectType,
@@ -52,7 +54,10 @@ function deprecations(schema: GraphQLSchema): Map<string, string> {
   for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith('__')) continue;
     if (isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) {
-      for (const field of Object.values(type.getFields())) {
+      const fields: (GraphQLField<unknown, unknown> | GraphQLInputField)[] = isInputObjectType(type)
+        ? Object.values(type.getFields())
+        : Object.values<GraphQLField<unknown, unknown>>(type.getFields());
+      for (const field of fields) {
         if (field.deprecationReason) found.set(`${type.name}.${field.name}`, field.deprecationReason);
         for (const arg of 'args' in field ? field.args : []) {
           if (arg.deprecationReason) found.set(`${type.name}.${field.name}.${arg.name}`, arg.deprecationReason);
