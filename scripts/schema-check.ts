@@ -14,7 +14,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Change, CriticalityLevel, diff } from '@graphql-inspector/core';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { buildSchema as buildSdlSchema, type GraphQLSchema, lexicographicSortSchema, printSchema } from 'graphql';
+import {
+  buildSchema as buildSdlSchema,
+  type GraphQLField,
+  type GraphQLInputField,
+  type GraphQLSchema,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  lexicographicSortSchema,
+  printSchema,
+} from 'graphql';
 import { loadTypeDefs } from '../src/graphql/schema';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -29,6 +40,62 @@ export interface SchemaCheck {
   safe: Change[];
   /** Acknowledgment lines naming no breaking change (left over, or mistyped). */
   unmatchedAcknowledgments: string[];
+  /** Breaches of the deprecation policy (docs/graphql.md, Evolution policy): these fail the check. */
+  policy: string[];
+}
+
+/** The notice a deprecation gives before its removal (docs/graphql.md, Evolution policy). */
+export const NOTICE_DAYS = 182;
+const REMOVAL_DATE = /no earlier than (\d{4}-\d{2}-\d{2})/;
+
+/** Every deprecated field, argument, input field and enum value: its path and its reason. */
+function deprecations(schema: GraphQLSchema): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith('__')) continue;
+    if (isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) {
+      const fields: (GraphQLField<unknown, unknown> | GraphQLInputField)[] = isInputObjectType(type)
+        ? Object.values(type.getFields())
+        : Object.values<GraphQLField<unknown, unknown>>(type.getFields());
+      for (const field of fields) {
+        if (field.deprecationReason) found.set(`${type.name}.${field.name}`, field.deprecationReason);
+        for (const arg of 'args' in field ? field.args : []) {
+          if (arg.deprecationReason) found.set(`${type.name}.${field.name}.${arg.name}`, arg.deprecationReason);
+        }
+      }
+    } else if (isEnumType(type)) {
+      for (const value of type.getValues()) if (value.deprecationReason) found.set(`${type.name}.${value.name}`, value.deprecationReason);
+    }
+  }
+  return found;
+}
+
+/**
+ * The deprecation policy: a new deprecation names its earliest removal ("no
+ * earlier than YYYY-MM-DD", at least NOTICE_DAYS after `today`) and the
+ * Unreleased section names its path; what the released schema deprecated is
+ * not removed before its date.
+ */
+function policyBreaches(released: GraphQLSchema, current: GraphQLSchema, changes: Change[], unreleased: string, today: Date): string[] {
+  const breaches: string[] = [];
+  const before = deprecations(released);
+  for (const [where, reason] of deprecations(current)) {
+    if (before.has(where)) continue;
+    const date = REMOVAL_DATE.exec(reason)?.[1];
+    const earliest = new Date(today.getTime() + NOTICE_DAYS * 86_400_000).toISOString().slice(0, 10);
+    if (!date) breaches.push(`${where}: its deprecation reason must name its earliest removal ("no earlier than YYYY-MM-DD")`);
+    else if (date < earliest) breaches.push(`${where}: removal no earlier than ${date} gives less than ${NOTICE_DAYS} days' notice (earliest: ${earliest})`);
+    if (!unreleased.includes(`\`${where}\``))
+      breaches.push(`${where}: deprecated, but the Unreleased section of schema/CHANGELOG.md does not name \`${where}\``);
+  }
+  const todayText = today.toISOString().slice(0, 10);
+  for (const change of changes) {
+    if (!String(change.type).endsWith('_REMOVED') || !change.path) continue;
+    const reason = before.get(change.path);
+    const date = reason === undefined ? undefined : REMOVAL_DATE.exec(reason)?.[1];
+    if (date && date > todayText) breaches.push(`${change.path}: removed before the end of its notice (no earlier than ${date})`);
+  }
+  return breaches;
 }
 
 /** The schema of schema/*.graphql, as clients see it (the SDL alone: no resolvers needed). */
@@ -36,8 +103,9 @@ export function currentSchema(typeDefs: string[] = loadTypeDefs()): GraphQLSchem
   return makeExecutableSchema({ typeDefs });
 }
 
-export async function checkSchema(released: string, current: GraphQLSchema, changelog: string): Promise<SchemaCheck> {
-  const changes = await diff(buildSdlSchema(released), current);
+export async function checkSchema(released: string, current: GraphQLSchema, changelog: string, today = new Date()): Promise<SchemaCheck> {
+  const releasedSchema = buildSdlSchema(released);
+  const changes = await diff(releasedSchema, current);
   const acknowledgments = unreleasedSection(changelog)
     .split('\n')
     .filter((line) => /^\s*[-*]\s/.test(line));
@@ -49,6 +117,7 @@ export async function checkSchema(released: string, current: GraphQLSchema, chan
     dangerous: changes.filter((c) => c.criticality.level === CriticalityLevel.Dangerous),
     safe: changes.filter((c) => c.criticality.level === CriticalityLevel.NonBreaking),
     unmatchedAcknowledgments: acknowledgments.filter((line) => /`[A-Z_]+`/.test(line) && !breaking.some((change) => acknowledges(line, change))),
+    policy: policyBreaches(releasedSchema, current, changes, unreleasedSection(changelog), today),
   };
 }
 
@@ -100,6 +169,7 @@ function report(check: SchemaCheck): string {
       ...check.unacknowledged.map((c) => `  ${acknowledgmentFor(c)}`),
     );
   }
+  if (check.policy.length > 0) lines.push('', 'Deprecation policy (docs/graphql.md, Evolution policy):', ...check.policy.map((b) => `  ${b}`));
   if (lines.length === 0) lines.push('No changes against the released schema.');
   return lines.join('\n');
 }
@@ -120,7 +190,7 @@ export async function main(
   const changelog = readFileSync(files.changelog, 'utf8');
   const check = await checkSchema(released, current, changelog);
   process.stdout.write(`${report(check)}\n`);
-  if (check.unacknowledged.length > 0) return 1;
+  if (check.unacknowledged.length > 0 || check.policy.length > 0) return 1;
   if (release && version) {
     // Printed as the schema artifact is (GraphQL Code Generator sorts it).
     writeFileSync(files.released, printSchema(lexicographicSortSchema(current)));

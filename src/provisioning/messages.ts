@@ -21,7 +21,7 @@ export class MessagesProvisioning {
   }
 
   /** Creates a dialog; the owner is always one of its occupants. */
-  async createDialog(input: { applicationId: number; ownerId: number; occupantIds: number[]; type?: number }) {
+  async createDialog(input: { applicationId: number; ownerId: number; occupantIds: number[]; type?: number; name?: string }) {
     const type = input.type ?? 2;
     if (!DIALOG_TYPES.includes(type as 1 | 2 | 3)) throw badInput('type', 'type must be 1, 2 or 3');
     const occupantIds = [...new Set([input.ownerId, ...input.occupantIds])];
@@ -37,6 +37,7 @@ export class MessagesProvisioning {
         applicationId: input.applicationId,
         ownerId: input.ownerId,
         type,
+        name: input.name ?? null,
         occupants: { create: occupantIds.map((userId) => ({ userId })) },
       },
     });

@@ -94,6 +94,13 @@ describe('identification', () => {
     expect(one.body).toEqual({ data: { node: null } });
   });
 
+  test("a dialog's name, as provisioning gave it", async () => {
+    const t = await seed();
+    const named = await service.app.provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId: t.owner.id, occupantIds: [], name: 'Team' });
+    const res = await gql(`query ($id: ID!) { node(id: $id) { ... on Dialog { name type } } }`, { id: toGlobalId('Dialog', named.id) }, t.as.owner);
+    expect(res.body).toEqual({ data: { node: { name: 'Team', type: 2 } } });
+  });
+
   test('User.databaseId is the user id', async () => {
     const t = await seed();
     const res = await gql(`{ viewer { user { id databaseId login } } }`, {}, t.as.member);

@@ -102,3 +102,42 @@ test('schema:release makes the current schema the released one and opens a new U
   const refused = await run(['--release', '1.1.0'], schema);
   expect([refused.code, refused.released]).toEqual([1, released]);
 });
+
+describe('the deprecation policy (docs/graphql.md, Evolution policy)', () => {
+  const TODAY = new Date('2026-11-28T00:00:00Z');
+  const deprecating = (reason: string) =>
+    editedSchema('  addressBook(udid: String): [Contact!]!', `  addressBook(udid: String): [Contact!]! @deprecated(reason: "${reason}")`);
+  const named = withUnreleased('- `Query.addressBook`: deprecated.');
+
+  test("the repository's deprecations keep the policy", async () => {
+    expect((await checkSchema(released, currentSchema(), changelog)).policy).toEqual([]);
+  });
+
+  test.each([
+    ['without an earliest removal', 'Use something else.', named, /must name its earliest removal/],
+    ['with less than six months of notice', 'Use x. Removed no earlier than 2027-01-01.', named, /gives less than 182 days' notice/],
+    ['not named in the Unreleased section', 'Use x. Removed no earlier than 2027-12-01.', changelog, /does not name `Query.addressBook`/],
+  ])('a new deprecation %s fails the check', async (_what, reason, log, breach) => {
+    const check = await checkSchema(released, deprecating(reason), log, TODAY);
+    expect(check.policy).toEqual([expect.stringMatching(breach)]);
+  });
+
+  test('a deprecation with its date and its CHANGELOG line passes', async () => {
+    expect((await checkSchema(released, deprecating('Use x. Removed no earlier than 2027-12-01.'), named, TODAY)).policy).toEqual([]);
+  });
+
+  test('what the released schema deprecated is not removed before its date, even acknowledged', async () => {
+    const releasedDeprecated = released.replace(
+      /(\n\s*registeredUsers\(udid: String\): \[User!\]!)/,
+      '$1 @deprecated(reason: "Use registeredUsersConnection. Removed no earlier than 2027-06-01.")',
+    );
+    expect(releasedDeprecated).not.toEqual(released);
+    const removed = editedSchema(/\n\s*"""\n\s*Users of the caller's application whose phone[\s\S]*?registeredUsers\(udid: String\): \[User!\]!\n/, '\n');
+    const log = withUnreleased('- `FIELD_REMOVED` `Query.registeredUsers`: use registeredUsersConnection.');
+    const early = await checkSchema(releasedDeprecated, removed, log, TODAY);
+    expect(early.unacknowledged).toEqual([]);
+    expect(early.policy).toEqual(['Query.registeredUsers: removed before the end of its notice (no earlier than 2027-06-01)']);
+    const later = await checkSchema(releasedDeprecated, removed, log, new Date('2027-06-02T00:00:00Z'));
+    expect(later.policy.filter((breach) => breach.startsWith('Query.registeredUsers'))).toEqual([]);
+  });
+});
