@@ -105,7 +105,6 @@ export interface AddressBookOptions {
   redis?: SharedRedis | undefined;
 }
 
-
 export class AddressBookService {
   private readonly maxContacts: number;
   private readonly maxDeviceBooks: number;
@@ -234,7 +233,10 @@ export class AddressBookService {
         // Last: a refused upload spends nothing.
         const wait = await this.discovery.take(`${user.userId}`, added!.phones);
         if (wait > 0) {
-          refused = new RateLimitedError(wait, `at most ${this.discoveryPerDay} phone numbers new to your address books a day (this upload adds ${added!.phones})`);
+          refused = new RateLimitedError(
+            wait,
+            `at most ${this.discoveryPerDay} phone numbers new to your address books a day (this upload adds ${added!.phones})`,
+          );
         }
       }
       if (refused === undefined) return { counts: result[0]! };

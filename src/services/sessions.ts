@@ -21,14 +21,7 @@ import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
 import type { SharedRedis } from '../scale/redis';
-import {
-  APPLICATION_SESSION_DEFAULTS,
-  type FailureBudget,
-  LoginAttempts,
-  type LoginAttemptsOptions,
-  SharedLoginAttempts,
-  subjects,
-} from './login-attempts';
+import { APPLICATION_SESSION_DEFAULTS, type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts, subjects } from './login-attempts';
 import { hashSecret, newSecret, openSecret, signatureBase, verifyPassword, verifySignature } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';

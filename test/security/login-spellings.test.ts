@@ -35,7 +35,12 @@ test('a user created with an NFC login and password logs in with their NFD spell
   expect((await login(t, { login: NFC_LOGIN, password: NFC_PASSWORD })).body.user.id).toBe(nfc.id);
 
   const other = await seedTenant(service.app.provisioning);
-  const nfd = await service.app.provisioning.users.create({ applicationId: other.applicationId, login: NFD_LOGIN, password: NFD_PASSWORD, externalUserId: 502 });
+  const nfd = await service.app.provisioning.users.create({
+    applicationId: other.applicationId,
+    login: NFD_LOGIN,
+    password: NFD_PASSWORD,
+    externalUserId: 502,
+  });
   // Stored in NFC.
   expect(nfd.login).toBe(NFC_LOGIN);
   expect((await login(other, { login: NFC_LOGIN, password: NFC_PASSWORD })).body.user.id).toBe(nfd.id);

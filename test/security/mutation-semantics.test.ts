@@ -7,7 +7,6 @@
 // attacks of the issue, as a client sends them, each sent several times (the
 // second send was the compiled one): the answer and what is stored must agree
 // on every send. Mutations now always run on graphql-js (src/graphql/execute.ts).
-import { MESSAGES } from '../../src/errors';
 import { recordFigures } from '../support/figures';
 import { deletedForEveryone, history, sorted } from '../support/messages';
 import { seedTenant } from '../support/seed';
@@ -65,7 +64,7 @@ test('twelve aliased logins, all wrong but the last: refused whole (one login pe
     const headers = { 'SVC-Token': session.token };
     const res: GraphQLResult = await service.graphql(document, variables, headers);
     // Refused before any password is checked (src/graphql/cost.ts); before, the
-    // first wrong one ended the mutation with MESSAGES.badLogin.
+    // first wrong one ended the mutation with "Unauthorized".
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ errors: [expect.objectContaining({ extensions: { code: 'COST_LIMIT_EXCEEDED' } })] });
     // The session is still the application's: a read of it says so, and a write it would allow as a user is refused.
