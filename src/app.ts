@@ -6,7 +6,7 @@ import {
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
-import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
@@ -17,11 +17,12 @@ import { failureHandling, formatGraphQLError } from './http/failures';
 import { costLimitPlugin } from './graphql/cost';
 import { compiledExecution, type ExecutionStats } from './graphql/execute';
 import { graphqlArmor, parseOptions } from './graphql/limits';
-import { rememberApolloQueryHashes } from './graphql/query-hash';
+import { rememberApolloQueryHashes } from './overrides/query-hash';
 import { buildSchema } from './graphql/schema';
 import { registerTrustedDocuments, type TrustedDocumentsOptions, trustedDocumentsFromConfig } from './graphql/trusted-documents';
 import { type CachingOptions, registerCaching } from './http/caching';
-import { registerApolloRoute } from './http/apollo-route';
+import { registerApolloRoute } from './overrides/apollo-route';
+import { type OverrideName, overrideOn } from './overrides';
 import { type ExplorerOptions, registerExplorer } from './http/explorer';
 import { linkContext, logRedact, operationLabelPlugin, registerObservability } from './http/observability';
 import { parseQuery, registerBodyParsers, registerRequestTargetCheck } from './http/parsing';
@@ -115,6 +116,8 @@ export interface AppOptions {
    * graphql-js, the reference test/fuzz/differential.test.ts compares with.
    */
   compiledQueries?: boolean;
+  /** Overrides of dependencies' internals turned off (src/overrides/README.md; default none): the dependencies' own code runs instead. */
+  overridesOff?: readonly OverrideName[];
 }
 
 /** The options the configuration decides (main adds the logger and the explorer's headers). */
@@ -157,6 +160,7 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
     sweeper: { intervalMs: config.SWEEP_INTERVAL_MS, batchSize: config.SWEEP_BATCH_SIZE, maxShare: config.SWEEP_MAX_SHARE },
     schemaEndpoint: config.GRAPHQL_SCHEMA_ENDPOINT,
     trustedDocuments: trustedDocumentsFromConfig(config),
+    overridesOff: config.DEPENDENCY_OVERRIDES_OFF,
     caching: { privateMaxAgeSeconds: config.CACHE_PRIVATE_MAX_AGE_S, publicMaxAgeSeconds: config.CACHE_PUBLIC_MAX_AGE_S },
     timeouts: {
       headersMs: config.HEADERS_TIMEOUT_MS,
@@ -227,6 +231,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     pool: database.pool,
     statementCount: database.statementCount,
     metrics: options.metrics ?? true,
+    ownDurations: overrideOn(options.overridesOff, 'durations'),
     metricsPublic: options.metricsPublic ?? true,
   });
   // Security headers and CORS first, so that every answer carries them, a 429
@@ -246,7 +251,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   registerSessionExpiry(fastify);
 
   const { apollo, execution, trusted } = await startApollo(fastify, schema, options, sessionTokenHeaders);
-  registerApolloRoute(fastify, apollo, '/graphql', async (request) => linkContext(contextOf(request), request));
+  const graphqlContext = async (request: FastifyRequest) => linkContext(contextOf(request), request);
+  if (overrideOn(options.overridesOff, 'apollo-route')) registerApolloRoute(fastify, apollo, '/graphql', graphqlContext);
+  else fastify.route({ method: ['GET', 'POST', 'OPTIONS'], url: '/graphql', handler: fastifyApolloHandler(apollo, { context: graphqlContext }) });
 
   registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
   registerOpenApi(fastify, sessionTokenHeaders);
@@ -432,7 +439,7 @@ async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, opti
   const trusted = registerTrustedDocuments(fastify, options.trustedDocuments ?? { mode: 'off' });
   const execution = compiledExecution(schema, { compile: options.compiledQueries ?? true });
   // Apollo's SHA-256 of each request's query text, remembered by text.
-  rememberApolloQueryHashes();
+  if (overrideOn(options.overridesOff, 'query-hash')) rememberApolloQueryHashes();
   const apollo = new ApolloServer<Context>({
     // The schema comes through the gateway interface with the compiled
     // executor (src/graphql/execute.ts): Apollo parses, validates and formats;

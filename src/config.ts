@@ -3,6 +3,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './errors';
+import { OVERRIDES } from './overrides';
 import { DEFAULT_PUBLIC_MAX_AGE_SECONDS } from './http/caching';
 import { DEFAULT_TIMEOUTS } from './http/timeouts';
 import { ADDRESS_BOOK_DEFAULTS } from './services/address-book-limits';
@@ -250,6 +252,20 @@ const schema = z
     SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).optional(),
     /** After the delay, how long the stop may take (in-flight requests, the database) before the process exits 1 regardless. */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
+    /**
+     * Overrides of dependencies' internals to turn off (src/overrides/README.md),
+     * comma-separated: their dependency's own code runs instead.
+     */
+    DEPENDENCY_OVERRIDES_OFF: z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(z.enum(OVERRIDES, { error: `each must be one of ${OVERRIDES.join(', ')}` })))
+      .default([]),
     /** OTLP/HTTP collector base URL: tracing is off unless it is set. */
     OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** service.name of the spans. */
@@ -274,15 +290,14 @@ const schema = z
 
 type Parsed = z.infer<typeof schema>;
 
+/** Every variable the service reads (docs/configuration.md's table lists the same: test/docs/reference.test.ts). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(schema.shape);
+
 /** The configuration, with defaults that depend on NODE_ENV resolved. */
 export type Config = Parsed & { GRAPHQL_EXPLORER: boolean; GRAPHQL_INTROSPECTION: boolean; SHUTDOWN_DELAY_MS: number };
 
 /** SHUTDOWN_DELAY_MS in production: Kubernetes' endpoint removal and a balancer's health checks (2 × 500 ms in deploy/haproxy) take a few seconds. */
 export const SHUTDOWN_DELAY_PRODUCTION_MS = 5_000;
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty variables count as unset, as in most shells' `VAR= cmd` usage.

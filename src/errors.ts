@@ -154,6 +154,11 @@ export interface AppErrorOptions {
   cause?: unknown;
 }
 
+/** A configuration the service cannot start with: the process says so and exits (src/main.ts), no stack trace. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly field: string | undefined;

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import pino from 'pino';
 import { type App, appOptionsFromConfig, createApp } from './app';
-import { type Config, ConfigError, loadConfig, resolveSecretsKey } from './config';
+import { type Config, loadConfig, resolveSecretsKey } from './config';
+import { ConfigError } from './errors';
 import { toAppError } from './errors';
 import { type Database, openDatabase } from './db';
 import { demoInstructions, prepareDemo } from './demo/seed';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     poolMax: config.DB_POOL_MAX,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     preparedStatements: config.DB_PREPARED_STATEMENTS,
+    describeOnce: !config.DEPENDENCY_OVERRIDES_OFF.includes('described-query'),
     // The embedded database is always brought up to date: it has no other way.
     migrate: config.MIGRATE_ON_START || config.DATABASE_URL === undefined,
   });

@@ -3,8 +3,7 @@
 // same driver (pg + @prisma/adapter-pg) it uses for a real PostgreSQL server.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError } from '../config';
-import { AppError } from '../errors';
+import { AppError, ConfigError } from '../errors';
 
 export interface EmbeddedDatabase {
   /** A pg connection string for the socket the database listens on. */

@@ -2,7 +2,7 @@
 // given, the embedded PGlite behind it. Prisma's client, for provisioning
 // alone, is built on the same pool by src/provisioning/client.ts.
 import { Pool, type QueryConfig, type QueryResult } from 'pg';
-import { DescribedOnceQuery } from './described-query';
+import { DescribedOnceQuery } from '../overrides/described-query';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './embedded';
 import { migrate, pendingMigrations } from './migrate';
 import { connectionSurvives, setPoolBounds } from './sql';
@@ -46,6 +46,11 @@ export interface DatabaseOptions {
    * clients, so neither a prepared statement nor a session setting survives).
    */
   preparedStatements?: 'named' | 'unnamed';
+  /**
+   * Ask for each statement's row description once per connection (default
+   * true: src/overrides/described-query.ts); false runs statements as pg does.
+   */
+  describeOnce?: boolean;
 }
 
 export interface Database {
@@ -137,7 +142,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   const timeoutMs = options.statementTimeoutMs ?? 5_000;
   const unnamed = options.preparedStatements === 'unnamed';
   const pool = createPool(options, embedded, timeoutMs, unnamed);
-  const statementCount = countStatements(pool, unnamed);
+  const statementCount = countStatements(pool, unnamed, options.describeOnce ?? true);
   try {
     const applied = options.migrate === false ? [] : await migrate(pool);
     const releases: (() => Promise<void>)[] = [];
@@ -212,9 +217,10 @@ function createPool(options: DatabaseOptions, embedded: EmbeddedDatabase | undef
 /**
  * Counts every statement at the one place all of them pass: each pooled
  * client's query(). Benchmarks and /metrics read it. With unnamed statements
- * (the pooler setting) it also sends each statement without its name.
+ * (the pooler setting) it also sends each statement without its name;
+ * with describeOnce false, the service's statements Describe every time.
  */
-function countStatements(pool: ServicePool, unnamed: boolean): () => number {
+function countStatements(pool: ServicePool, unnamed: boolean, describeOnce: boolean): () => number {
   let statements = 0;
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -223,6 +229,7 @@ function countStatements(pool: ServicePool, unnamed: boolean): () => number {
       // Unnamed: the same statement text, sent without its name, so that no
       // server connection is asked to remember it.
       const [config] = args;
+      if (!describeOnce && config instanceof DescribedOnceQuery) config.describeOnce = false;
       if (unnamed && config instanceof DescribedOnceQuery) {
         // The service's own statements: the same object, its name taken away.
         config.name = undefined;

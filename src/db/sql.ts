@@ -8,7 +8,7 @@
 // findUnique) against ~90 µs as a named statement on pg (see BENCHMARKS.md).
 // A named statement is parsed and planned once per connection.
 import type { Pool, PoolClient, Submittable } from 'pg';
-import { DescribedOnceQuery } from './described-query';
+import { DescribedOnceQuery } from '../overrides/described-query';
 import type * as Models from '../__generated__/prisma/client';
 
 // ---------------------------------------------------------------------------
@@ -244,7 +244,7 @@ export async function transaction<T>(pool: Pool, name: string, work: (client: Po
 /** A named statement on a client already checked out (inside `transaction`). */
 export async function run<Params extends readonly unknown[], Row>(client: PoolClient, sql: Statement<Params, Row>, values: Params): Promise<Row[]> {
   const timeout = clientTimeouts.get(client);
-  // Its row description asked for once per connection (src/db/described-query.ts).
+  // Its row description asked for once per connection (src/overrides/described-query.ts).
   const query = new DescribedOnceQuery({ name: sql.name, text: sql.text, values: values as unknown as unknown[] });
   if (timeout !== undefined) query.query_timeout = timeout;
   return new Promise<Row[]>((resolve, reject) => {

@@ -9,13 +9,19 @@
 //   count per distinct book, see BOOK_SIZE);
 // - addressBook: the contacts its book holds (the same count);
 // - registeredUsersConnection: `first`;
-// - uploadAddressBook: its contacts; deleteMessages: its ids;
-// - anything else: 1.
+// - uploadAddressBook: its contacts; deleteMessages and messagesDelete: their ids;
+// - anything else: 1;
+// - plus every connection selected under a field (viewer's dialogs, a
+//   dialog's messages): its page size times the pages it repeats in, so
+//   viewer { dialogs(first: 10) { … messages(last: 5) } } costs 1 + 10 + 50.
+//   This is the one cost rule: graphql-armor's own (shape-based) cost limit
+//   is off (limits.ts), since it refused such a screen's ordinary query.
 //
 // A document is refused (COST_LIMIT_EXCEEDED, HTTP 400, no data) when its
 // fields together would upload more than 10,000 contacts or delete more than
 // 1,000 ids (the per-call limits, held per document), or cost more than
-// COST_LIMITS.rows. A document of one root field is not charged: it is the
+// COST_LIMITS.rows. A document of one root field is not charged unless it
+// holds connections (viewer, node, nodes): it is the
 // work of the same REST call, bounded by that field's own limits (a single
 // over-long upload still answers the field's BAD_USER_INPUT), so the
 // lookups the benchmark measures pay nothing for this. The REST paths run
@@ -26,7 +32,19 @@
 // variables do not coerce, or a field whose arguments fail, is left to
 // execution, which answers it as it always does (and runs no work for it).
 import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation, GraphQLRequestListener } from '@apollo/server';
-import { type FragmentDefinitionNode, GraphQLError, type GraphQLObjectType, Kind } from 'graphql';
+import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  GraphQLError,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+  getNamedType,
+  isAbstractType,
+  isObjectType,
+  Kind,
+} from 'graphql';
 import { collectFields } from 'graphql/execution/collectFields';
 import { getArgumentValues, getVariableValues } from 'graphql/execution/values';
 import type { Context } from '../context';
@@ -74,9 +92,10 @@ export const costLimitPlugin: ApolloServerPlugin<Context> = {
 async function checkCost(requestContext: GraphQLRequestContextDidResolveOperation<Context>): Promise<void> {
   const { operation, document, schema, request, contextValue } = requestContext;
   if (!operation) return;
-  // One plain field: nothing to add up (the common case, decided without collecting).
+  // One plain field: nothing to add up (the common case, decided without
+  // collecting), unless it holds connections (viewer's dialogs and their messages).
   const selections = operation.selectionSet.selections;
-  if (selections.length === 1 && selections[0]!.kind === Kind.FIELD) return;
+  if (selections.length === 1 && selections[0]!.kind === Kind.FIELD && !NESTED_ROOTS.has(selections[0]!.name.value)) return;
   const root: GraphQLObjectType | null | undefined =
     operation.operation === 'mutation' ? schema.getMutationType() : operation.operation === 'query' ? schema.getQueryType() : undefined;
   if (!root) return;
@@ -85,7 +104,7 @@ async function checkCost(requestContext: GraphQLRequestContextDidResolveOperatio
   const fragments = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   const fields = collectFields(schema, fragments, coerced.coerced, root, operation.selectionSet);
-  if (fields.size < 2) return;
+  const nested = { schema, fragments, variables: coerced.coerced };
 
   const charges: Charge[] = [];
   for (const [key, nodes] of fields) {
@@ -98,9 +117,12 @@ async function checkCost(requestContext: GraphQLRequestContextDidResolveOperatio
       charges.push({ key, field: definition.name, rows: 1 });
       continue;
     }
-    charges.push(charge(key, definition.name, args));
+    const c = charge(key, definition.name, args);
+    // What the connections under it read: each page times the pages above it.
+    c.rows += nestedRows(nested, definition.type, nodes, definition.name === 'registeredUsersConnection' ? c.rows : 1);
+    charges.push(c);
   }
-  if (charges.length < 2) return;
+  if (charges.length === 0 || (charges.length < 2 && !NESTED_ROOTS.has(charges[0]!.field))) return;
 
   // Each login, and each createSession with a user, checks a password
   // (scrypt, ~40 ms of a core); each createSession opens a session. Aliased,
@@ -144,6 +166,11 @@ function charge(key: string, field: string, args: Record<string, unknown>): Char
       const contacts = Array.isArray(args.contacts) ? args.contacts.length : 0;
       return { key, field, rows: Math.max(1, contacts), contacts };
     }
+    case 'messagesDelete': {
+      const input = args.input as { messageIds?: unknown } | undefined;
+      const ids = Array.isArray(input?.messageIds) ? input.messageIds.length : 0;
+      return { key, field, rows: Math.max(1, ids), ids };
+    }
     case 'deleteMessages': {
       const ids = Array.isArray(args.ids) ? args.ids.length : 0;
       return { key, field, rows: Math.max(1, ids), ids };
@@ -181,5 +208,59 @@ async function countBooks(charges: Charge[], context: Context): Promise<void> {
     if (counted) c.rows = Math.max(1, counted[c.book!.count]);
   }
 }
+
+/** Root fields whose selections can hold connections: charged even alone in a document. */
+const NESTED_ROOTS = new Set(['viewer', 'node', 'nodes']);
+
+/** The page size a connection field's arguments ask for; 1 for values the field refuses (it then reads nothing). */
+function pageSize(definition: GraphQLField<unknown, unknown>, args: Record<string, unknown>): number {
+  const max = definition.name === 'dialogs' ? LIMITS.dialogsPerPage : definition.name === 'messages' ? LIMITS.messagesPerPage : LIMITS.registeredUsersPerPage;
+  // Without first or last: the field's default (viewer's dialogs and messages 50, registered users 100).
+  const asked = args.last ?? args.first ?? (definition.name === 'dialogs' || definition.name === 'messages' ? 50 : 100);
+  return typeof asked === 'number' && Number.isInteger(asked) && asked >= 1 && asked <= max ? asked : 1;
+}
+
+/**
+ * The rows the connections selected under `nodes` (fields of `type`) read:
+ * a connection's page size times `multiplier` (the pages it repeats in), and
+ * what lies under it at that multiple. Abstract types (Node) count each of
+ * their types' selections.
+ */
+function nestedRows(
+  context: { schema: GraphQLSchema; fragments: Record<string, FragmentDefinitionNode>; variables: Record<string, unknown> },
+  type: GraphQLOutputType,
+  nodes: readonly FieldNode[],
+  multiplier: number,
+): number {
+  const named = getNamedType(type);
+  const objects: readonly GraphQLObjectType[] = isObjectType(named) ? [named] : isAbstractType(named) ? context.schema.getPossibleTypes(named) : [];
+  let rows = 0;
+  for (const object of objects) {
+    for (const node of nodes) {
+      if (!node.selectionSet) continue;
+      const fields = collectFields(context.schema, context.fragments, context.variables, object, node.selectionSet);
+      for (const [, children] of fields) {
+        const definition = object.getFields()[children[0]!.name.value];
+        if (!definition) continue;
+        let below = multiplier;
+        if (isConnection(definition)) {
+          let args: Record<string, unknown> = {};
+          try {
+            args = getArgumentValues(definition, children[0]!, context.variables);
+          } catch {
+            // Refused by the field itself.
+          }
+          below = multiplier * pageSize(definition, args);
+          rows += below;
+        }
+        rows += nestedRows(context, definition.type, children, below);
+      }
+    }
+  }
+  return rows;
+}
+
+const isConnection = (definition: GraphQLField<unknown, unknown>): boolean =>
+  getNamedType(definition.type).name.endsWith('Connection') && definition.args.some((a) => a.name === 'first' || a.name === 'last');
 
 const sum = (charges: Charge[], of: (c: Charge) => number): number => charges.reduce((total, c) => total + of(c), 0);

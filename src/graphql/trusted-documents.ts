@@ -24,11 +24,12 @@ import type { ApolloServerPlugin, PersistedQueryOptions } from '@apollo/server';
 import { InMemoryLRUCache, type KeyValueCache, PrefixingKeyValueCache } from '@apollo/utils.keyvaluecache';
 import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { parse } from 'graphql';
-import { ConfigError, type Config } from '../config';
+import type { Config } from '../config';
+import { ConfigError } from '../errors';
 import type { Context } from '../context';
 import { AppError } from '../errors';
-import { graphQLParameters } from '../http/apollo-route';
-import { sha256Hex } from './query-hash';
+import { graphQLParameters } from '../overrides/apollo-route';
+import { sha256Hex } from '../overrides/query-hash';
 
 export type TrustedDocumentsMode = 'off' | 'allow' | 'enforce';
 
@@ -182,7 +183,7 @@ function trustCheck(manifest: ReadonlyMap<string, string>, enforce: boolean, exp
       hash = sha256Hash;
     }
     if (sent.query === undefined || (hash === undefined && !enforce)) return;
-    // Remembered by text: Apollo then hashes the same text again (src/graphql/query-hash.ts).
+    // Remembered by text: Apollo then hashes the same text again (src/overrides/query-hash.ts).
     const textHash = sha256Hex(sent.query);
     if (hash !== undefined && hash !== textHash) {
       throw new AppError('BAD_REQUEST', 'The persisted query hash is not the SHA-256 of the query sent with it');

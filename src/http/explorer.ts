@@ -137,7 +137,7 @@ export function registerExplorer(fastify: FastifyInstance, options: ExplorerOpti
     fastify.get(EXPLORER_PATH, async (request, reply) => send(request, reply, false));
   }
   // Registered on the root instance, so it runs for Apollo's GET /graphql route
-  // (src/http/apollo-route.ts registers it there, and hooks are attached at ready).
+  // (src/overrides/apollo-route.ts registers it there, and hooks are attached at ready).
   fastify.addHook('onRequest', async (request, reply) => {
     if (!isPageRequest(request)) return;
     if (!options.enabled) return reply.callNotFound();

@@ -15,10 +15,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import type { Pool } from 'pg';
 import pino from 'pino';
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { type Context, DEFAULT_SESSION_TOKEN_HEADERS } from '../context';
 import { sendUnstored } from './caching';
-import { RequestDurations } from './durations';
+import { RequestDurations } from '../overrides/durations';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -96,6 +96,8 @@ export interface ObservabilityOptions {
   pool: Pool;
   statementCount: () => number;
   metrics: boolean;
+  /** false: the duration histogram is prom-client's own Histogram (DEPENDENCY_OVERRIDES_OFF=durations; src/overrides/README.md). */
+  ownDurations?: boolean;
   /**
    * Serve GET /metrics on the service's own port too (default true). False
    * where the operator serves it elsewhere (METRICS_PORT, serveMetrics) and in
@@ -103,6 +105,15 @@ export interface ObservabilityOptions {
    * clients' (issue 31).
    */
   metricsPublic?: boolean;
+}
+
+/** What the request hook observes through: the service's histogram, or prom-client's behind the same call. */
+type Durations = Pick<RequestDurations, 'observe'>;
+
+function durationsHistogram(name: string, help: string, buckets: number[], registry: Registry, own: boolean): Durations {
+  if (own) return new RequestDurations(name, help, buckets, registry);
+  const histogram = new Histogram({ name, help, buckets, labelNames: ['method', 'route', 'operation', 'status'] as const, registers: [registry] });
+  return { observe: (method, route, operation, status, seconds) => histogram.observe({ method, route, operation, status }, seconds) };
 }
 
 /** Metrics that name versions (the package's, Node's): not on the service's public port, where they tell an attacker what runs. */
@@ -152,11 +163,12 @@ export async function serveMetrics(registry: Registry, host: string, port: numbe
 
 export function registerObservability(fastify: FastifyInstance, options: ObservabilityOptions): Registry {
   const registry = new Registry();
-  const duration = new RequestDurations(
+  const duration = durationsHistogram(
     'http_request_duration_seconds',
     'HTTP request latency by route, GraphQL operation and status (its _count is the request count)',
     [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registry,
+    options.ownDurations ?? true,
   );
   const { pool } = options;
   new Gauge({

@@ -181,3 +181,21 @@ export function bodyObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || Array.isArray(body)) throw new AppError('BAD_REQUEST', `${MESSAGES.malformedBody}: expected a JSON object`);
   return body as Record<string, unknown>;
 }
+
+/** A count in a query string (limit, skip): decimal digits from `min` to `max`; absent: `fallback`. */
+export function count(name: string, value: string | string[] | undefined, min: number, max: number, fallback: number): number {
+  const text = single(name, value);
+  if (text === undefined || text === '') return fallback;
+  const n = /^[0-9]{1,10}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= min && n <= max)) throw badInput(name, `${name} must be an integer between ${min} and ${max}`);
+  return n;
+}
+
+// A DateTime of an operation's result is its serialized text (the typed
+// documents say Date: the scalar's server-side type), read here as either.
+
+/** A time as QuickBlox's date_sent: Unix seconds. */
+export const unixSeconds = (at: Date | string): number => Math.floor(new Date(at).getTime() / 1000);
+
+/** A time as QuickBlox's created_at: ISO 8601 in UTC. */
+export const isoTime = (at: Date | string): string => (typeof at === 'string' ? at : at.toISOString());

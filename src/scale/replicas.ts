@@ -29,7 +29,6 @@
 import { Pool, type PoolClient } from 'pg';
 import { KEEPALIVE, clientBoundMs } from '../db';
 import { query, run, setPoolBounds, type Statement, withClient } from '../db/sql';
-import type { Caller } from '../services/caller';
 import type { SharedRedis } from './redis';
 import { PG_TYPES } from '../db/types';
 
@@ -332,8 +331,14 @@ function later(a: WalPosition, b: WalPosition): boolean {
   return a.tli !== b.tli ? a.tli > b.tli : a.lsn > b.lsn;
 }
 
-/** Who "the caller" is for read-your-writes: a user, or an application acting as itself. */
-export function callerKey(caller: Caller): string {
+/**
+ * Who "the caller" is for read-your-writes: a user, or an application acting
+ * as itself. The part of services/caller.ts's Caller this layer reads (it
+ * sits below the services, which pass their Caller).
+ */
+export type Writer = { kind: 'user'; applicationId: number; userId: number } | { kind: 'application'; applicationId: number };
+
+export function callerKey(caller: Writer): string {
   return caller.kind === 'user' ? `${caller.applicationId}:${caller.userId}` : `${caller.applicationId}:app`;
 }
 
@@ -341,7 +346,7 @@ export function callerKey(caller: Caller): string {
 export function readQuery<Params extends readonly unknown[], Row>(
   reads: ReadReplicas | undefined,
   primary: Pool,
-  caller: Caller,
+  caller: Writer,
   sql: Statement<Params, Row>,
   values: Params,
 ): Promise<Row[]> {

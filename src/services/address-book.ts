@@ -22,6 +22,7 @@ import {
   REGISTERED_USER_PHONES,
   REGISTERED_USERS,
   REGISTERED_USERS_PAGE,
+  REGISTERED_USERS_PAGE_BACK,
   UPLOAD,
 } from '../db/statements/address-book';
 import type { UserRecord } from '../db/statements/users';
@@ -33,6 +34,7 @@ import { type CountBudget, LocalCountBudget, SharedCountBudget } from './discove
 export { ADDRESS_BOOK_DEFAULTS };
 import { requireUser } from './auth';
 import type { Caller } from './caller';
+import { type PageArgs, type PageInfo, pageInfo, pageRequest } from './paging';
 import { phoneKey } from './phones';
 import * as validate from './validate';
 
@@ -70,9 +72,9 @@ export type UserPhone = Pick<UserRecord, 'id'> & { phone: string };
 /** One page of registered users, and where the next one starts. */
 export interface RegisteredUsersPage {
   users: UserRecord[];
-  /** The cursor after each user of `users`, in order. */
+  /** The cursor of each user of `users`, in order. */
   cursors: string[];
-  hasNextPage: boolean;
+  pageInfo: PageInfo;
 }
 
 /**
@@ -83,13 +85,13 @@ export interface RegisteredUsersPage {
  */
 export const encodeCursor = (userId: number): string => Buffer.from(`u:${userId}`).toString('base64url');
 
-function decodeCursor(cursor: string): number {
+function decodeCursor(cursor: string, field: 'after' | 'before' = 'after'): number {
   // One longer than any cursor is not decoded at all.
   const match = cursor.length <= validate.LIMITS.cursorLength ? /^u:([1-9][0-9]{0,9})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1')) : null;
   const id = match ? Number(match[1]) : NaN;
   // base64url decoding ignores stray characters: only the exact encoding is a cursor.
   if (!(id <= validate.INT32_MAX) || encodeCursor(id) !== cursor) {
-    throw badInput('after', 'after must be a cursor that registeredUsersConnection returned');
+    throw badInput(field, `${field} must be a cursor that registeredUsersConnection returned`);
   }
   return id;
 }
@@ -141,16 +143,26 @@ export class AddressBookService {
    * The same users as `registeredUsers`, `first` at a time (1 to
    * LIMITS.registeredUsersPerPage), after the cursor `after` (none: from the start).
    */
-  async registeredUsersPage(caller: Caller, udid: string | null | undefined, first: number, after: string | null | undefined): Promise<RegisteredUsersPage> {
+  async registeredUsersPage(caller: Caller, udid: string | null | undefined, args: PageArgs): Promise<RegisteredUsersPage> {
     const user = requireUser(caller);
     const context = validate.udidContext(udid);
-    const max = validate.LIMITS.registeredUsersPerPage;
-    if (!Number.isInteger(first) || first < 1 || first > max) throw badInput('first', `first must be an integer between 1 and ${max}`);
-    const afterId = after === null || after === undefined ? 0 : decodeCursor(after);
+    const request = pageRequest(args, validate.LIMITS.registeredUsersPerPage, 100, decodeCursor);
     // One more than asked: whether there is a next page, without a count.
-    const rows = await query(this.pool, REGISTERED_USERS_PAGE, [user.applicationId, user.userId, context, afterId, first + 1]);
-    const users = rows.slice(0, first);
-    return { users, cursors: users.map((u) => encodeCursor(u.id)), hasNextPage: rows.length > first };
+    const limit = request.count + 1;
+    let users: UserRecord[];
+    let more: boolean;
+    if (request.direction === 'forward') {
+      const rows = await query(this.pool, REGISTERED_USERS_PAGE, [user.applicationId, user.userId, context, request.from ?? 0, limit]);
+      users = rows.slice(0, request.count);
+      more = rows.length > request.count;
+    } else {
+      // Answered by id ascending: the extra row, when there is one, is the first.
+      const rows = await query(this.pool, REGISTERED_USERS_PAGE_BACK, [user.applicationId, user.userId, context, request.from, limit]);
+      more = rows.length > request.count;
+      users = more ? rows.slice(1) : rows;
+    }
+    const cursors = users.map((u) => encodeCursor(u.id));
+    return { users, cursors, pageInfo: pageInfo(request, more, cursors) };
   }
 
   /** How many users `registeredUsers` would list and how many contacts `addressBook` would, without reading them. */

@@ -6,6 +6,7 @@
 import type { Database } from '../db';
 import { AddressBookService, type AddressBookOptions } from './address-book';
 import { type AuthOptions, AuthService } from './auth';
+import { DialogsService } from './dialogs';
 import type { LoginAttemptsOptions } from './login-attempts';
 import { MessagesService, type MessagesOptions } from './messages';
 import type { ReadReplicas } from '../scale/replicas';
@@ -19,6 +20,8 @@ export interface Services {
   auth: AuthService;
   users: UsersService;
   messages: MessagesService;
+  /** Dialogs as their occupants see them, and the users they name. */
+  dialogs: DialogsService;
   addressBook: AddressBookService;
   /** Applications' phone regions and the keys of stored phones (admin CLI). */
   phoneKeys: PhoneKeysService;
@@ -56,11 +59,13 @@ export function createServices(database: Pick<Database, 'pool'>, options: Servic
   const auth = new AuthService(pool, options.auth);
   const secretsKey = options.secretsKey ?? newSecretsKey();
   const sessions = new SessionsService(pool, auth, secretsKey, options.sessions);
+  const messages = new MessagesService(pool, options.messages);
   const sweeper = new Sweeper(pool, { timestampWindowSeconds: options.sessions?.timestampWindowSeconds, ...options.sweeper });
   return {
     auth,
     users: new UsersService(pool, options.reads),
-    messages: new MessagesService(pool, options.messages),
+    messages,
+    dialogs: new DialogsService(pool, messages),
     addressBook: new AddressBookService(pool, options.reads, options.addressBooks),
     phoneKeys: new PhoneKeysService(pool),
     sessions,

@@ -13,13 +13,66 @@
 // deletes answer NotFound). With a retention (DELETED_CONTENT_RETENTION_S) a
 // copy is kept aside in retained_message_contents until the sweeper removes it.
 import type { Pool } from 'pg';
-import { query } from '../db/sql';
-import { CREATE_MANY, DELETE_FOR_EVERYONE, HIDE_FOR_USER, HISTORY, IS_OCCUPANT } from '../db/statements/messages';
+import { query, type RowOf } from '../db/sql';
+import {
+  CREATE_MANY,
+  DELETE_FOR_EVERYONE,
+  HIDE_FOR_USER,
+  HISTORY,
+  HISTORY_PAGE,
+  HISTORY_PAGE_BACK,
+  IS_OCCUPANT,
+  MESSAGE_ROW,
+  SEND,
+  VISIBLE_MESSAGE,
+} from '../db/statements/messages';
 import { AppError, MESSAGES, badInput } from '../errors';
-import { refuseApplicationSession } from './auth';
+import { refuseApplicationSession, requireUser } from './auth';
 import type { Caller } from './caller';
+import { databaseIdOf, decodePosition, encodePosition } from './global-id';
 import { isObjectId, newObjectId } from './object-id';
-import { LIMITS } from './validate';
+import { type PageArgs, pageInfo, pageRequest } from './paging';
+import { characters, LIMITS } from './validate';
+
+export type MessageRow = RowOf<typeof MESSAGE_ROW>;
+
+export interface DeleteAttempt {
+  /** The distinct ids, in request order. */
+  requested: string[];
+  deleted: Set<string>;
+  /** Ids that failed the permission check: when any did, nothing was written. */
+  denied: Set<string>;
+  /** Well-formed ids that name a message the delete considered (deleted, denied, or left by a refusal). */
+  found: Set<string>;
+}
+
+export interface SendRefusal {
+  code: 'DIALOG_NOT_FOUND' | 'BODY_BLANK' | 'BODY_TOO_LONG';
+  field: 'dialogId' | 'body';
+  message: string;
+}
+
+const dialogNotFound: SendRefusal = { code: 'DIALOG_NOT_FOUND', field: 'dialogId', message: 'no dialog with this id that you occupy' };
+
+export interface DeleteOutcome {
+  requestedId: string;
+  /** The 24-hex id the requested id names (null: it names none). */
+  messageId: string | null;
+  status: 'DELETED' | 'NOT_FOUND' | 'INVALID_ID' | 'NOT_PERMITTED' | 'SKIPPED';
+}
+
+export interface DeleteOutcomes {
+  outcomes: DeleteOutcome[];
+  /** 24-hex ids. */
+  deletedMessageIds: string[];
+  userErrors: { code: 'WRONG_PERMISSIONS' | 'TOO_MANY_IDS' | 'NO_IDS'; field: 'messageIds'; message: string }[];
+}
+
+const refusedDelete = (code: 'TOO_MANY_IDS' | 'NO_IDS', message: string): DeleteOutcomes => ({
+  outcomes: [],
+  deletedMessageIds: [],
+  userErrors: [{ code, field: 'messageIds', message }],
+});
 
 export interface DeleteResult {
   successfullyDeleted: string[];
@@ -53,34 +106,132 @@ export class MessagesService {
       throw badInput('ids', `at most ${LIMITS.idsPerDelete} ids per call (got ${ids.length})`);
     }
     if (ids.some((id) => id === '')) throw badInput('ids', 'ids must not be empty');
-    refuseApplicationSession(caller);
+    const attempt = await this.attemptDelete(caller, ids, force);
+    if (attempt.denied.size > 0) throw new AppError('WRONG_PERMISSIONS', MESSAGES.wrongPermissions);
+    return {
+      successfullyDeleted: attempt.requested.filter((id) => attempt.deleted.has(id)),
+      notFound: attempt.requested.filter((id) => !attempt.deleted.has(id)),
+    };
+  }
 
+  /**
+   * messagesDelete: the rules and the delete of `delete` (attemptDelete), with
+   * an outcome per distinct requested id (global or 24-hex) in request order,
+   * and refusals as values. FOR_EVERYONE is `force`.
+   */
+  async deleteEach(caller: Caller, ids: readonly string[], scope: 'FOR_ME' | 'FOR_EVERYONE'): Promise<DeleteOutcomes> {
+    if (ids.length === 0) return refusedDelete('NO_IDS', 'messageIds must name at least one message');
+    if (ids.length > LIMITS.idsPerDelete) {
+      return refusedDelete('TOO_MANY_IDS', `at most ${LIMITS.idsPerDelete} ids per call (got ${ids.length})`);
+    }
+    const requested = [...new Set(ids)].map((requestedId) => ({ requestedId, messageId: databaseIdOf(requestedId, 'Message') }));
+    const valid = requested.flatMap((r) => (r.messageId === undefined ? [] : [r.messageId]));
+    const attempt = await this.attemptDelete(caller, valid, scope === 'FOR_EVERYONE');
+    const refused = attempt.denied.size > 0;
+    const outcomes = requested.map(({ requestedId, messageId }): DeleteOutcome => {
+      if (messageId === undefined) return { requestedId, messageId: null, status: 'INVALID_ID' };
+      let status: DeleteOutcome['status'] = 'NOT_FOUND';
+      if (attempt.denied.has(messageId)) status = 'NOT_PERMITTED';
+      else if (refused && attempt.found.has(messageId)) status = 'SKIPPED';
+      else if (attempt.deleted.has(messageId)) status = 'DELETED';
+      return { requestedId, messageId, status };
+    });
+    return {
+      outcomes,
+      deletedMessageIds: refused ? [] : [...attempt.deleted],
+      userErrors: refused ? [{ code: 'WRONG_PERMISSIONS', field: 'messageIds', message: MESSAGES.wrongPermissions }] : [],
+    };
+  }
+
+  /**
+   * The delete both mutations make (one implementation): the distinct ids in
+   * request order, and what became of the well-formed ones. When `denied` is
+   * not empty, nothing was written. Its callers check the count of ids first.
+   */
+  async attemptDelete(caller: Caller, ids: readonly string[], force: boolean): Promise<DeleteAttempt> {
+    refuseApplicationSession(caller);
     const requested = [...new Set(ids)];
     const candidates = requested.filter(isObjectId);
-    let deleted: string[] = [];
+    let outcome: { deleted: string[]; denied: string[]; found: string[] } = { deleted: [], denied: [], found: [] };
     if (candidates.length > 0) {
-      deleted =
+      outcome =
         caller.kind === 'user' && !force
           ? await this.hideFor(caller.applicationId, caller.userId, candidates)
           : await this.deleteForEveryone(caller, candidates);
     }
-    const gone = new Set(deleted);
+    return { requested, deleted: new Set(outcome.deleted), denied: new Set(outcome.denied), found: new Set(outcome.found) };
+  }
+
+  private async hideFor(applicationId: number, userId: number, ids: string[]) {
+    const [row] = await query(this.pool, HIDE_FOR_USER, [applicationId, userId, ids, this.retentionSeconds]);
+    const deleted = row?.ids ?? [];
+    return { deleted, denied: [], found: deleted };
+  }
+
+  private async deleteForEveryone(caller: Caller, ids: string[]) {
+    const userId = caller.kind === 'user' ? caller.userId : null;
+    const [row] = await query(this.pool, DELETE_FOR_EVERYONE, [ids, userId, caller.applicationId, this.retentionSeconds]);
+    return { deleted: row?.ids ?? [], denied: row?.denied ?? [], found: row?.found ?? [] };
+  }
+
+  /**
+   * A page of `userId`'s history of the dialog, oldest first: the `count`
+   * after `from` (forward) or before it (backward; null: from the end).
+   * One keyset range either way. One more row than asked tells whether more follow.
+   */
+  async historyPage(
+    dialogId: string,
+    userId: number,
+    direction: 'forward' | 'backward',
+    from: { at: Date; id: string } | null,
+    count: number,
+  ): Promise<{ messages: MessageRow[]; more: boolean }> {
+    const sql = direction === 'forward' ? HISTORY_PAGE : HISTORY_PAGE_BACK;
+    const rows = await query(this.pool, sql, [dialogId, userId, from?.at ?? null, from?.id ?? null, count + 1]);
+    const page = rows.slice(0, count);
+    if (direction === 'backward') page.reverse();
+    return { messages: page, more: rows.length > count };
+  }
+
+  /**
+   * Dialog.messages: the viewer's history of a dialog they occupy, `first`
+   * after `after` or `last` before `before` (1 to 1000; neither: the first 50).
+   */
+  async connection(viewer: { applicationId: number; userId: number }, dialogId: string, args: PageArgs) {
+    const request = pageRequest(args, LIMITS.messagesPerPage, 50, (cursor, field) => decodePosition('m', cursor, field, 'messages'));
+    const { messages, more } = await this.historyPage(dialogId, viewer.userId, request.direction, request.from, request.count);
+    const edges = messages.map((node) => ({ cursor: encodePosition('m', { at: node.createdAt, id: node.id }), node }));
     return {
-      successfullyDeleted: requested.filter((id) => gone.has(id)),
-      notFound: requested.filter((id) => !gone.has(id)),
+      edges,
+      pageInfo: pageInfo(
+        request,
+        more,
+        edges.map((e) => e.cursor),
+      ),
     };
   }
 
-  private async hideFor(applicationId: number, userId: number, ids: string[]): Promise<string[]> {
-    const [row] = await query(this.pool, HIDE_FOR_USER, [applicationId, userId, ids, this.retentionSeconds]);
-    return row?.ids ?? [];
+  /** A message `userId` (of the application) sees, or undefined. */
+  async visible(applicationId: number, userId: number, id: string): Promise<MessageRow | undefined> {
+    if (!isObjectId(id)) return undefined;
+    const [row] = await query(this.pool, VISIBLE_MESSAGE, [applicationId, userId, id]);
+    return row;
   }
 
-  private async deleteForEveryone(caller: Caller, ids: string[]): Promise<string[]> {
-    const userId = caller.kind === 'user' ? caller.userId : null;
-    const [row] = await query(this.pool, DELETE_FOR_EVERYONE, [ids, userId, caller.applicationId, this.retentionSeconds]);
-    if (row?.denied) throw new AppError('WRONG_PERMISSIONS', MESSAGES.wrongPermissions);
-    return row?.ids ?? [];
+  /**
+   * Sends `body` to the dialog as the caller. Refusals come back as values
+   * (the GraphQL payload's userErrors): a dialog the caller does not occupy is
+   * one they cannot see, so it answers as an absent one.
+   */
+  async send(caller: Caller, dialogId: string, body: string): Promise<{ message: MessageRow } | { refused: SendRefusal }> {
+    const user = requireUser(caller);
+    if (body.trim() === '') return { refused: { code: 'BODY_BLANK', field: 'body', message: 'body must not be empty' } };
+    if (characters(body) > LIMITS.messageBodyLength) {
+      return { refused: { code: 'BODY_TOO_LONG', field: 'body', message: `body must be at most ${LIMITS.messageBodyLength} characters` } };
+    }
+    if (!isObjectId(dialogId)) return { refused: dialogNotFound };
+    const [row] = await query(this.pool, SEND, [newObjectId(), dialogId, user.userId, body, user.applicationId]);
+    return row ? { message: row } : { refused: dialogNotFound };
   }
 
   /** Creates many messages from one occupant in one statement (imports, the benchmark's seed). */

@@ -63,6 +63,14 @@ export const LIMITS = {
   apiKeyLength: 512,
   /** registeredUsersConnection's `after`: the cursors it returns have at most 16. */
   cursorLength: 64,
+  /** Not in the spec (QuickBlox states none): a message's body, in characters. */
+  messageBodyLength: 10_000,
+  /** Not in the spec: dialogs per page (Viewer.dialogs' first/last; QuickBlox's list answers at most 100). */
+  dialogsPerPage: 100,
+  /** Not in the spec: messages per page (Dialog.messages' first/last). */
+  messagesPerPage: 1000,
+  /** Not in the spec: ids per nodes() call. */
+  nodesPerCall: 100,
 } as const;
 
 /** Phones: the rule is phones.ts's (formatted numbers, matched by the number they denote). */

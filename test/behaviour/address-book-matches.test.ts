@@ -175,12 +175,22 @@ async function compare(world: World): Promise<void> {
       const paged: number[] = [];
       let after: string | undefined;
       for (;;) {
-        const page = await services.addressBook.registeredUsersPage(caller, udid, 2, after);
+        const page = await services.addressBook.registeredUsersPage(caller, udid, { first: 2, after });
         paged.push(...page.users.map((u) => u.id));
-        if (!page.hasNextPage) break;
+        if (!page.pageInfo.hasNextPage) break;
         after = page.cursors.at(-1);
       }
       expect([where, paged]).toEqual([where, expected]);
+      // And backward, from the end: the same users.
+      const back: number[] = [];
+      let before: string | undefined;
+      for (;;) {
+        const page = await services.addressBook.registeredUsersPage(caller, udid, { last: 2, before });
+        back.unshift(...page.users.map((u) => u.id));
+        if (!page.pageInfo.hasPreviousPage) break;
+        before = page.cursors[0];
+      }
+      expect([where, back]).toEqual([where, expected]);
     }
   }
 }

@@ -6,6 +6,7 @@
 // ERROR_STATUS gives the code and the route's error body; GraphQL: HTTP 200,
 // one error at the field, its extensions.code and message).
 import { ERROR_STATUS, type ErrorCode, MESSAGES } from '../../src/errors';
+import { toGlobalId } from '../../src/services/global-id';
 import type { Contact } from '../support/address-book';
 import { sorted } from '../support/messages';
 import { GRAPHQL_USER_FIELDS, USER_FIELDS, USER_RECORD, type UserRecord } from '../support/records';
@@ -65,8 +66,39 @@ export interface CompactUser {
   phone: string;
 }
 
+/** A dialog in a list, as both surfaces answer it. */
+export interface DialogValue {
+  id: string;
+  name: string | null;
+  type: number;
+  ownerId: number | null;
+  occupantIds: number[];
+  lastMessage: string | null;
+  lastMessageUserId: number | null;
+}
+
+export interface DialogsValue {
+  total: number;
+  dialogs: DialogValue[];
+}
+
+/** A message of a history, as both surfaces answer it. */
+export interface MessageValue {
+  id: string;
+  body: string | null;
+  senderId: number | null;
+}
+
+/** A send: the message, or the refusal (GraphQL's userError code; REST's 404, or 422 naming the body's problem). */
+export type SendValue = { message: MessageValue } | { refused: 'DIALOG_NOT_FOUND' | 'BODY_BLANK' | 'BODY_TOO_LONG' };
+
 export interface Surface {
   readonly name: 'REST' | 'GraphQL';
+  /** The caller's dialogs, most recent activity first: `limit` after `skip` (REST's), or GraphQL's first page of `limit`. */
+  dialogs(headers: Headers, page?: { limit?: number; skip?: number }): Promise<Result<DialogsValue>>;
+  /** The caller's history of a dialog, oldest first: the newest `limit` (REST's sort_desc, GraphQL's last), or all. */
+  history(headers: Headers, dialogId: string, newest?: number): Promise<Result<MessageValue[]>>;
+  sendMessage(headers: Headers, dialogId: string, body: string): Promise<Result<SendValue>>;
   createSession(request: SignedRequest): Promise<Result<SessionValue>>;
   session(headers: Headers): Promise<Result<SessionValue>>;
   endSession(headers: Headers): Promise<Result<true>>;
@@ -216,6 +248,47 @@ export function restSurface(service: TestService): Surface {
       expect(res.body).toEqual({ SuccessfullyDeleted: { ids: expect.any(Array) }, NotFound: { ids: expect.any(Array) } });
       return ok({ deleted: sorted(res.body.SuccessfullyDeleted.ids), notFound: sorted(res.body.NotFound.ids) });
     },
+    async dialogs(headers, page = {}) {
+      const res = await call('list', 'GET', `/chat/Dialog.json${query({ limit: page.limit?.toString(), skip: page.skip?.toString() })}`, headers);
+      if (res.status !== 200) return failed(res);
+      expect(Object.keys(res.body)).toEqual(['total_entries', 'skip', 'limit', 'items']);
+      const items = res.body.items as Record<string, unknown>[];
+      for (const item of items) expect(Object.keys(item).sort()).toEqual(REST_DIALOG_FIELDS);
+      return ok({
+        total: res.body.total_entries as number,
+        dialogs: items.map((d) => ({
+          id: d._id as string,
+          name: d.name as string | null,
+          type: d.type as number,
+          ownerId: d.user_id as number,
+          occupantIds: d.occupants_ids as number[],
+          lastMessage: d.last_message as string | null,
+          lastMessageUserId: d.last_message_user_id as number | null,
+        })),
+      });
+    },
+    async history(headers, dialogId, newest) {
+      const params = newest === undefined ? { chat_dialog_id: dialogId } : { chat_dialog_id: dialogId, sort_desc: 'date_sent', limit: String(newest) };
+      const res = await call('list', 'GET', `/chat/Message.json${query(params)}`, headers);
+      if (res.status !== 200) return failed(res);
+      expect(Object.keys(res.body)).toEqual(['skip', 'limit', 'items']);
+      const items = (res.body.items as Record<string, unknown>[]).map((m) => {
+        expect(Object.keys(m).sort()).toEqual(REST_MESSAGE_FIELDS);
+        expect(m.chat_dialog_id).toBe(dialogId);
+        return { id: m._id as string, body: m.message as string | null, senderId: m.sender_id as number | null };
+      });
+      return ok(newest === undefined ? items : items.reverse());
+    },
+    async sendMessage(headers, dialogId, body) {
+      const res = await call('list', 'POST', '/chat/Message.json', headers, { chat_dialog_id: dialogId, message: body });
+      if (res.status === 404) return ok({ refused: 'DIALOG_NOT_FOUND' as const });
+      if (res.status === 422 && /^message must (not be empty|be at most)/.test((res.body as { errors: string[] }).errors[0] ?? '')) {
+        return ok({ refused: /empty/.test((res.body as { errors: string[] }).errors[0]!) ? ('BODY_BLANK' as const) : ('BODY_TOO_LONG' as const) });
+      }
+      if (res.status !== 201) return failed(res);
+      expect(Object.keys(res.body).sort()).toEqual(REST_MESSAGE_FIELDS);
+      return ok({ message: { id: res.body._id, body: res.body.message, senderId: res.body.sender_id } });
+    },
     async userByExternalId(headers, externalUserId) {
       const res = await call('object', 'GET', `/users/external/${externalUserId}.json`, headers);
       if (res.status !== 200) return failed(res);
@@ -273,6 +346,29 @@ export function restSurface(service: TestService): Surface {
 
 const SESSION_FIELDS = 'id applicationId userId token';
 
+/** QuickBlox's dialog and message items, as the chat paths answer them. */
+const REST_DIALOG_FIELDS = [
+  '_id',
+  'created_at',
+  'last_message',
+  'last_message_date_sent',
+  'last_message_user_id',
+  'name',
+  'occupants_ids',
+  'type',
+  'updated_at',
+  'user_id',
+];
+const REST_MESSAGE_FIELDS = ['_id', 'attachments', 'chat_dialog_id', 'created_at', 'date_sent', 'message', 'sender_id', 'updated_at'];
+
+const DIALOGS = `query ($first: Int) { viewer { dialogs(first: $first) { totalCount edges { node {
+  databaseId name type owner { databaseId } occupants { databaseId } lastMessage { body sender { databaseId } } } } } } }`;
+const HISTORY = `query ($id: ID!, $first: Int, $last: Int) { node(id: $id) { ... on Dialog { messages(first: $first, last: $last) {
+  edges { node { databaseId body sender { databaseId } } } } } } }`;
+const SEND = `mutation ($input: MessageSendInput!) { messageSend(input: $input) { message { databaseId body sender { databaseId } } userErrors { code } } }`;
+type GqlMessage = { databaseId: string; body: string | null; sender: { databaseId: number } | null };
+const messageValue = (m: GqlMessage): MessageValue => ({ id: m.databaseId, body: m.body, senderId: m.sender?.databaseId ?? null });
+
 const DELETE_MESSAGES = 'mutation ($ids: [ID!]!, $force: Boolean) { deleteMessages(ids: $ids, force: $force) { successfullyDeleted notFound } }';
 const USER_BY_EXTERNAL_ID = `query ($externalUserId: Int!) { userByExternalId(externalUserId: $externalUserId) { ${GRAPHQL_USER_FIELDS} } }`;
 const REGISTERED_USERS = `query ($udid: String) { registeredUsers(udid: $udid) { ${GRAPHQL_USER_FIELDS} } }`;
@@ -327,6 +423,47 @@ export function graphqlSurface(service: TestService): Surface {
         deleted: sorted(r.successfullyDeleted),
         notFound: sorted(r.notFound),
       })),
+    dialogs: (headers, page = {}) => {
+      // GraphQL pages by cursor: the adapter reads the first skip + limit and drops the skipped.
+      const skip = page.skip ?? 0;
+      return map(
+        run<{ dialogs: { totalCount: number; edges: { node: Record<string, any> }[] } }>(DIALOGS, { first: skip + (page.limit ?? 100) }, headers, 'viewer'),
+        (v) => ({
+          total: v.dialogs.totalCount,
+          dialogs: v.dialogs.edges.slice(skip).map(({ node: d }) => ({
+            id: d.databaseId,
+            name: d.name,
+            type: d.type,
+            ownerId: d.owner?.databaseId ?? null,
+            occupantIds: d.occupants.map((u: { databaseId: number }) => u.databaseId),
+            lastMessage: d.lastMessage?.body ?? null,
+            lastMessageUserId: d.lastMessage?.sender?.databaseId ?? null,
+          })),
+        }),
+      );
+    },
+    history: async (headers, dialogId, newest) => {
+      const result = await run<{ messages: { edges: { node: GqlMessage }[] } } | null>(
+        HISTORY,
+        { id: toGlobalId('Dialog', dialogId), ...(newest === undefined ? { first: 1000 } : { last: newest }) },
+        headers,
+        'node',
+      );
+      if (!result.ok) return result;
+      // A dialog the caller cannot see is null, as an absent one: REST's 404.
+      if (result.value === null) return failed({ status: 404, headers: new Headers(), text: '', body: null });
+      return ok(result.value.messages.edges.map((e) => messageValue(e.node)));
+    },
+    sendMessage: (headers, dialogId, body) =>
+      map(
+        run<{ message: GqlMessage | null; userErrors: { code: 'DIALOG_NOT_FOUND' | 'BODY_BLANK' | 'BODY_TOO_LONG' }[] }>(
+          SEND,
+          { input: { dialogId, body } },
+          headers,
+          'messageSend',
+        ),
+        (r) => (r.message ? { message: messageValue(r.message) } : { refused: r.userErrors[0]!.code }),
+      ),
     userByExternalId: (headers, externalUserId) =>
       // The field is nullable, but a lookup without an error always finds the user.
       map(run<Record<string, unknown>>(USER_BY_EXTERNAL_ID, { externalUserId }, headers, 'userByExternalId'), specRecord),

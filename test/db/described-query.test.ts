@@ -1,5 +1,5 @@
 // A named statement's row description is asked for once per connection
-// (src/db/described-query.ts): later runs on that connection skip Describe
+// (src/overrides/described-query.ts): later runs on that connection skip Describe
 // and still give the same rows, typed the same; other connections, unnamed
 // statements and a connection whose statement failed keep working.
 import { type Database, openDatabase } from '../../src/db';

@@ -6,7 +6,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
-const FILES = [...readdirSync(ROOT).filter((f) => f.endsWith('.md')), ...readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`), 'examples/README.md'];
+const FILES = [
+  ...readdirSync(ROOT).filter((f) => f.endsWith('.md')),
+  ...readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`),
+  'examples/README.md',
+  'test/README.md',
+];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as dashes. */
 const slug = (heading: string) =>

@@ -1,8 +1,8 @@
 // /graphql hands Apollo the query string cut from the URL as sent
-// (src/http/apollo-route.ts) where @as-integrations/fastify parsed a URL:
+// (src/overrides/apollo-route.ts) where @as-integrations/fastify parsed a URL:
 // Apollo must read the same parameters from it, whatever the target.
 import fc from 'fast-check';
-import { searchOf } from '../../src/http/apollo-route';
+import { searchOf } from '../../src/overrides/apollo-route';
 
 const parameters = (search: string) => [...new URLSearchParams(search)];
 

@@ -1,10 +1,10 @@
-// The SHA-256 of query texts, remembered by text (src/graphql/query-hash.ts):
+// The SHA-256 of query texts, remembered by text (src/overrides/query-hash.ts):
 // the same hex digest as node:crypto's for any text, bounded, and the one
 // Apollo Server's request pipeline uses for its document cache and its
 // persisted-query check.
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
-import { queryHashStats, sha256Hex } from '../../src/graphql/query-hash';
+import { queryHashStats, sha256Hex } from '../../src/overrides/query-hash';
 import { useService } from '../support/service';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

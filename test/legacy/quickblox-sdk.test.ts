@@ -240,6 +240,63 @@ describe('the three operations through the SDK', () => {
   });
 });
 
+describe('the chat screens through the SDK: dialog list, message list, message create (issue 32)', () => {
+  let chat: Tenant;
+  let client: QuickBlox;
+  beforeAll(async () => {
+    chat = await seedTenant(service.app.provisioning);
+    jest.spyOn(console, 'log').mockImplementation(() => {});
+    jest.spyOn(console, 'warn').mockImplementation(() => {});
+    client = appClient({ applicationId: chat.applicationId, authKey: chat.authKey, authSecret: chat.authSecret });
+    await sdk((cb) => client.createSession({ login: 'member', password: 'password123' }, cb));
+  });
+
+  test('QB.chat.message.create sends; QB.chat.message.list reads the history (oldest first, and newest first); QB.chat.dialog.list shows the dialog with its last message', async () => {
+    const created = await sdk<Record<string, unknown>>((cb) =>
+      client.chat.message.create({ chat_dialog_id: chat.dialogId, message: 'hello from the SDK' }, cb),
+    );
+    expect(created).toEqual({
+      _id: expect.stringMatching(/^[0-9a-f]{24}$/),
+      chat_dialog_id: chat.dialogId,
+      message: 'hello from the SDK',
+      sender_id: chat.member.id,
+      date_sent: expect.any(Number),
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      attachments: [],
+    });
+    const list = await sdk<{ skip: number; limit: number; items: { _id: string; message: string }[] }>((cb) =>
+      client.chat.message.list({ chat_dialog_id: chat.dialogId, limit: 10, skip: 0 }, cb),
+    );
+    expect(list.items.map((m) => m._id)).toEqual([...chat.messageIds, created._id]);
+    const newest = await sdk<{ items: { message: string }[] }>((cb) =>
+      client.chat.message.list({ chat_dialog_id: chat.dialogId, sort_desc: 'date_sent', limit: 2 }, cb),
+    );
+    expect(newest.items.map((m) => m.message)).toEqual(['hello from the SDK', 'three']);
+    const dialogs = await sdk<{ total_entries: number; items: Record<string, unknown>[] }>((cb) => client.chat.dialog.list({ limit: 10, skip: 0 }, cb));
+    expect(dialogs.total_entries).toBe(1);
+    expect(dialogs.items).toEqual([
+      expect.objectContaining({
+        _id: chat.dialogId,
+        type: 2,
+        user_id: chat.owner.id,
+        occupants_ids: [chat.owner.id, chat.member.id].sort((a, b) => a - b),
+        last_message: 'hello from the SDK',
+        last_message_user_id: chat.member.id,
+      }),
+    ]);
+  });
+
+  test('a dialog of another application is not found through the SDK, and nothing is sent to it', async () => {
+    const other = await seedTenant(service.app.provisioning);
+    const listed = await refusal(sdk((cb) => client.chat.message.list({ chat_dialog_id: other.dialogId }, cb)));
+    expect(listed.code).toBe(404);
+    const sent = await refusal(sdk((cb) => client.chat.message.create({ chat_dialog_id: other.dialogId, message: 'hi' }, cb)));
+    expect(sent.code).toBe(404);
+    expect(await historyIds(service.app.services, other.dialogId, other.owner.id)).toEqual(other.messageIds);
+  });
+});
+
 describe('session requests the service refuses, as the SDK reports them', () => {
   test('a wrong auth secret: 422 Unexpected signature', async () => {
     const error = await refusal(sdk((cb) => appClient({ authSecret: 'not-the-secret' }).createSession(cb)));

@@ -1,9 +1,9 @@
-// The request-duration histogram is the service's own (src/http/durations.ts,
+// The request-duration histogram is the service's own (src/overrides/durations.ts,
 // cheaper per request than prom-client's observe): /metrics must read exactly
 // as prom-client's Histogram gives it for the same observations, text and JSON.
 import fc from 'fast-check';
 import { Histogram, Registry } from 'prom-client';
-import { RequestDurations } from '../../src/http/durations';
+import { RequestDurations } from '../../src/overrides/durations';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const NAME = 'http_request_duration_seconds';

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SERVICE_MAIN, SERVICE_NODE_FLAGS } from '../../scripts/lib/compiled';
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/errors';
 
 const root = path.resolve(__dirname, '../..');
 const work = mkdtempSync(path.join(tmpdir(), 'lifecycle-'));

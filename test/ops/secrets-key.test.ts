@@ -4,7 +4,8 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig, resolveSecretsKey } from '../../src/config';
+import { loadConfig, resolveSecretsKey } from '../../src/config';
+import { ConfigError } from '../../src/errors';
 import { openSecret, sealSecret } from '../../src/services/secrets';
 
 const dirs: string[] = [];

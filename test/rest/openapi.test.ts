@@ -92,6 +92,9 @@ const newSession = async (t: Tenant, userId?: number) => ({
 
 /** A request of each route that succeeds (also the base of the 429, 500 and 503 cases). */
 const OK: Record<string, Producer> = {
+  listDialogs: (t) => req(route('listDialogs'), '/chat/Dialog.json?limit=10&skip=0', { headers: t.as.owner }),
+  listMessages: (t) => req(route('listMessages'), `/chat/Message.json?chat_dialog_id=${t.dialogId}&sort_desc=date_sent&limit=2`, { headers: t.as.member }),
+  createMessage: (t) => req(route('createMessage'), '/chat/Message.json', { headers: t.as.member, body: { chat_dialog_id: t.dialogId, message: 'hi' } }),
   deleteMessages: (t) => req(route('deleteMessages'), `/chat/Message/${t.messageIds[0]},ffffffffffffffffffffffff.json`, { headers: t.as.member }),
   registeredUsers: (t) => req(route('registeredUsers'), '/address_book/registered_users.json?compact=1', { headers: t.as.owner }),
   uploadAddressBook: (t) =>
@@ -173,6 +176,31 @@ function common(r: RestRoute, status: number): Producer[] {
 
 /** Statuses particular to a route. */
 const SPECIFIC: Record<string, Partial<Record<number, Producer[]>>> = {
+  listDialogs: {
+    200: [(t) => req(route('listDialogs'), '/chat/Dialog.json', { headers: t.as.onBehalfOf(t.member.id) })],
+    422: [
+      (t) => req(route('listDialogs'), '/chat/Dialog.json?limit=0', { headers: t.as.owner }),
+      (t) => req(route('listDialogs'), '/chat/Dialog.json?skip=10001', { headers: t.as.owner }),
+    ],
+  },
+  listMessages: {
+    200: [(t) => req(route('listMessages'), `/chat/Message.json?chat_dialog_id=${t.dialogId}&skip=1`, { headers: t.as.owner })],
+    404: [(t) => req(route('listMessages'), `/chat/Message.json?chat_dialog_id=${t.dialogId}`, { headers: t.as.outsider })],
+    422: [
+      (t) => req(route('listMessages'), '/chat/Message.json', { headers: t.as.owner }),
+      (t) => req(route('listMessages'), `/chat/Message.json?chat_dialog_id=${t.dialogId}&sort_desc=name`, { headers: t.as.owner }),
+      (t) => req(route('listMessages'), `/chat/Message.json?chat_dialog_id=${t.dialogId}&limit=101`, { headers: t.as.owner }),
+    ],
+  },
+  createMessage: {
+    201: [(t) => req(route('createMessage'), '/chat/Message.json', { headers: t.as.owner, body: { chat_dialog_id: t.dialogId, message: 'form' }, form: true })],
+    404: [(t) => req(route('createMessage'), '/chat/Message.json', { headers: t.as.outsider, body: { chat_dialog_id: t.dialogId, message: 'hi' } })],
+    422: [
+      (t) => req(route('createMessage'), '/chat/Message.json', { headers: t.as.owner, body: { chat_dialog_id: t.dialogId, message: ' ' } }),
+      (t) => req(route('createMessage'), '/chat/Message.json', { headers: t.as.owner, body: { chat_dialog_id: 'x', message: 'hi' } }),
+      (t) => req(route('createMessage'), '/chat/Message.json', { headers: t.as.owner, body: { chat_dialog_id: t.dialogId, message: 'x'.repeat(10_001) } }),
+    ],
+  },
   deleteMessages: {
     200: [
       (t) => req(route('deleteMessages'), `/chat/Message/${t.messageIds[1]}.json`, { headers: t.as.owner, body: { force: 1 } }),

@@ -1,7 +1,8 @@
 // The scaling settings: validated at start, with a message naming the variable,
 // and turned into the app's options.
 import { appOptionsFromConfig } from '../../src/app';
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/errors';
 
 const server = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/postgres' };
 

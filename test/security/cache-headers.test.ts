@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { loadConfig } from '../../src/config';
 import { appOptionsFromConfig } from '../../src/app';
 import type { OpenApiDocument } from '../../src/rest/openapi';
-import { ConfigError } from '../../src/config';
+import { ConfigError } from '../../src/errors';
 import { fetchResult, type HttpResult, startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 

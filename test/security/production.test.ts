@@ -9,7 +9,8 @@
 // older variables and their refusals (test/ops/lifecycle.test.ts).
 import { getIntrospectionQuery } from 'graphql';
 import { type App, appOptionsFromConfig } from '../../src/app';
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/errors';
 import { type Database, openDatabase } from '../../src/db';
 import { recordFigures } from '../support/figures';
 import { fetchResult, type GraphQLResult, type HttpResult, type ServiceOptions, startService, type TestService, useService } from '../support/service';

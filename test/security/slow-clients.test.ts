@@ -7,7 +7,8 @@
 // the connection, nothing of a cut request is stored, and a slow but steady
 // upload within the bounds is served.
 import { appOptionsFromConfig } from '../../src/app';
-import { ConfigError, loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/errors';
 import { MESSAGES } from '../../src/errors';
 import { contactCount, manyContacts } from '../support/address-book';
 import { recordFigures } from '../support/figures';

@@ -71,6 +71,23 @@ export const REGISTERED_USERS_PAGE = statement({
 });
 
 /**
+ * The page before user id $4 (null: from the end), backward: the $5 matched
+ * users with the highest ids below it, still answered by id ascending.
+ */
+export const REGISTERED_USERS_PAGE_BACK = statement({
+  name: 'address_book.registered_users_page_back',
+  params: ['int4', 'int4', 'text', 'int4', 'int4'],
+  columns: USER_RECORD,
+  text: `SELECT ${USER_COLUMNS}
+           FROM users u
+          WHERE u.id = ANY(ARRAY(SELECT m.user_id FROM address_book_matches m
+                                  WHERE m.owner_id = $2 AND m.udid = $3 AND ($4::int IS NULL OR m.user_id < $4::int)
+                                  ORDER BY m.user_id DESC LIMIT $5::int))
+            AND u.application_id = $1
+          ORDER BY u.id`,
+});
+
+/**
  * Serialises the writers of one book (user, udid) until their transaction
  * ends, and takes the application's ($3) matches lock shared: the region the
  * upload's phone keys are computed in (phones.region, read next) cannot change
@@ -92,7 +109,7 @@ export const CONTACTS = statement({
   name: 'address_book.contacts',
   params: ['int4', 'text', 'int4'],
   columns: fields('Contact', ['name', 'phone']),
-  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id LIMIT $3',
+  text: 'SELECT name, phone FROM contacts WHERE user_id = $1 AND udid = $2 ORDER BY id LIMIT $3::int4',
 });
 
 /**

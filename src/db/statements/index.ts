@@ -6,18 +6,19 @@
 import type { AnyStatement } from '../sql';
 import * as addressBook from './address-book';
 import * as auth from './auth';
+import * as dialogs from './dialogs';
 import * as messages from './messages';
 import * as phones from './phones';
 import * as sessions from './sessions';
 import * as sweeper from './sweeper';
 import * as users from './users';
 
-export { addressBook, auth, messages, phones, sessions, sweeper, users };
+export { addressBook, auth, dialogs, messages, phones, sessions, sweeper, users };
 
 const isStatement = (value: unknown): value is AnyStatement =>
   typeof value === 'object' && value !== null && 'name' in value && 'text' in value && 'params' in value;
 
 /** All of them, for the checks. */
-export const STATEMENTS: AnyStatement[] = [addressBook, auth, messages, phones, sessions, sweeper, users].flatMap((module) =>
+export const STATEMENTS: AnyStatement[] = [addressBook, auth, dialogs, messages, phones, sessions, sweeper, users].flatMap((module) =>
   Object.values(module).filter(isStatement),
 );

@@ -24,14 +24,15 @@ export const HIDE_FOR_USER = statement({
 /**
  * Rule 2 ($2 = the user, force: must own every dialog; other applications'
  * messages do not exist for them) and rule 3 ($2 null, API key: every message
- * must belong to application $3). Either check failing → denied, nothing written.
+ * must belong to application $3). Either check failing → denied (the ids
+ * that fail it), nothing written; `found`: every message the check saw.
  * The content goes with the delete; with a retention ($4 seconds > 0) a copy
  * is kept aside until the sweeper removes it.
  */
 export const DELETE_FOR_EVERYONE = statement({
   name: 'messages.delete_for_everyone',
   params: ['_text', 'int4', 'int4', 'int4'],
-  columns: { denied: computed('bool'), ids: computed('_text') },
+  columns: { denied: computed('_text'), found: computed('_text'), ids: computed('_text') },
   text: `WITH target AS (
            SELECT m.id, m.body, d.application_id, d.owner_id
              FROM messages m
@@ -39,9 +40,8 @@ export const DELETE_FOR_EVERYONE = statement({
             WHERE m.id = ANY($1::text[]) AND m.deleted_at IS NULL
               AND ($2::int IS NULL OR d.application_id = $3)
          ), denied AS (
-           SELECT 1 FROM target
+           SELECT id FROM target
             WHERE CASE WHEN $2::int IS NULL THEN application_id <> $3 ELSE owner_id <> $2::int END
-            LIMIT 1
          ), deleted AS (
            UPDATE messages m SET deleted_at = now(), body = NULL
              FROM target t
@@ -53,7 +53,7 @@ export const DELETE_FOR_EVERYONE = statement({
             WHERE $4::int > 0 AND body IS NOT NULL
            ON CONFLICT (message_id) DO NOTHING
          )
-         SELECT EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids`,
+         SELECT ARRAY(SELECT id FROM denied) AS denied, ARRAY(SELECT id FROM target) AS found, ARRAY(SELECT id FROM deleted) AS ids`,
 });
 
 /** Many messages of one sender in one dialog, in one statement (imports, the benchmark's seed). */
@@ -87,4 +87,69 @@ export const HISTORY = statement({
           WHERE m.dialog_id = $1 AND m.deleted_at IS NULL
             AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)
           ORDER BY m.created_at, m.id`,
+});
+
+export const MESSAGE_ROW = fields('Message', ['id', 'dialogId', 'senderId', 'body', 'createdAt']);
+
+/** What user $2's history of dialog $1 shows (see HISTORY), as `m`: the keyset pages' rows. */
+const HISTORY_OF = `
+  SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId", m.body, m.created_at AS "createdAt"
+    FROM messages m
+    JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
+   WHERE m.dialog_id = $1 AND m.deleted_at IS NULL
+     AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)`;
+
+/**
+ * A page of user $2's history of dialog $1: the $5 messages after the one
+ * sent at $3 with id $4 (null: from the oldest), oldest first. Keyset: one
+ * range of messages(dialog_id, created_at), wherever the page starts.
+ */
+export const HISTORY_PAGE = statement({
+  name: 'messages.history_page',
+  params: ['text', 'int4', 'timestamptz', 'text', 'int4'],
+  columns: MESSAGE_ROW,
+  text: `${HISTORY_OF}
+     AND ($3::timestamptz IS NULL OR (m.created_at, m.id) > ($3::timestamptz, $4::text))
+   ORDER BY m.created_at, m.id
+   LIMIT $5::int`,
+});
+
+/** The $5 messages before the one sent at $3 with id $4 (null: from the newest), newest first: the service reverses them. */
+export const HISTORY_PAGE_BACK = statement({
+  name: 'messages.history_page_back',
+  params: ['text', 'int4', 'timestamptz', 'text', 'int4'],
+  columns: MESSAGE_ROW,
+  text: `${HISTORY_OF}
+     AND ($3::timestamptz IS NULL OR (m.created_at, m.id) < ($3::timestamptz, $4::text))
+   ORDER BY m.created_at DESC, m.id DESC
+   LIMIT $5::int`,
+});
+
+/** Message $3, when user $2 of application $1 occupies its dialog and sees it (not deleted, not hidden by them). */
+export const VISIBLE_MESSAGE = statement({
+  name: 'messages.visible',
+  params: ['int4', 'int4', 'text'],
+  columns: MESSAGE_ROW,
+  text: `SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId", m.body, m.created_at AS "createdAt"
+           FROM messages m
+           JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
+           JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
+          WHERE m.id = $3 AND m.deleted_at IS NULL
+            AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)`,
+});
+
+/**
+ * Message $1 with body $4 from user $3 in dialog $2, when $3 occupies it and
+ * it is of application $5: no row otherwise (nothing written).
+ */
+export const SEND = statement({
+  name: 'messages.send',
+  params: ['text', 'text', 'int4', 'text', 'int4'],
+  columns: MESSAGE_ROW,
+  text: `INSERT INTO messages (id, dialog_id, sender_id, body)
+         SELECT $1, d.id, o.user_id, $4
+           FROM dialogs d
+           JOIN dialog_occupants o ON o.dialog_id = d.id AND o.user_id = $3
+          WHERE d.id = $2 AND d.application_id = $5
+         RETURNING id, dialog_id AS "dialogId", sender_id AS "senderId", body, created_at AS "createdAt"`,
 });

@@ -63,3 +63,11 @@ export const CREATE_MANY = statement({
          )
          SELECT count(*)::int AS created FROM created`,
 });
+
+/** Users $2 of application $1 (occupants, owners and senders of what a request reads), in no order. */
+export const BY_IDS = statement({
+  name: 'users.by_ids',
+  params: ['int4', '_int4'],
+  columns: USER_RECORD,
+  text: `SELECT ${USER_COLUMNS} FROM users u WHERE u.application_id = $1 AND u.id = ANY($2::int[])`,
+});

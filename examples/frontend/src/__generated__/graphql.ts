@@ -37,7 +37,11 @@ export type AddressBookUploadResult = {
   updated: Scalars['Int']['output'];
 };
 
-/** A contact of the caller's address book. */
+/**
+ * A contact of the caller's address book. It has no id of its own: it is a value
+ * of the book (its phone is its key within it), so normalized caches store it
+ * inside its parent (Graphcache: `keys: { Contact: () => null }`, docs/graphql.md).
+ */
 export type Contact = {
   __typename?: 'Contact';
   name: Scalars['String']['output'];
@@ -68,6 +72,191 @@ export type DeleteMessagesResult = {
   successfullyDeleted: Array<Scalars['ID']['output']>;
 };
 
+/**
+ * A chat: its occupants exchange messages. `databaseId` is the 24-hex id the
+ * REST paths and the SDKs use (`chat_dialog_id`).
+ */
+export type Dialog = Node & {
+  __typename?: 'Dialog';
+  createdAt: Scalars['DateTime']['output'];
+  databaseId: Scalars['String']['output'];
+  id: Scalars['ID']['output'];
+  /** The time of `lastMessage`, else the dialog's creation: what `Viewer.dialogs` orders by. */
+  lastActivityAt: Scalars['DateTime']['output'];
+  /** The newest message of the caller's history (null when it is empty). */
+  lastMessage?: Maybe<Message>;
+  /**
+   * The caller's history of the dialog in the order it was sent (oldest first,
+   * ties by id), without the messages deleted for everyone or hidden by the
+   * caller. `first` (1 to 1000) after `after`, or `last` (1 to 1000) before
+   * `before`: a screen reads the newest with `last` and pages back with
+   * `before`. Keyset paging: a page costs the same wherever it starts. Neither
+   * `first` nor `last`: the first 50.
+   */
+  messages?: Maybe<MessageConnection>;
+  /** Null when the dialog has no name. */
+  name?: Maybe<Scalars['String']['output']>;
+  /** Every occupant, the owner included, by user id. */
+  occupants: Array<User>;
+  owner?: Maybe<User>;
+  /** QuickBlox's dialog type: 1 public group, 2 group, 3 private (one to one). */
+  type: Scalars['Int']['output'];
+};
+
+
+/**
+ * A chat: its occupants exchange messages. `databaseId` is the 24-hex id the
+ * REST paths and the SDKs use (`chat_dialog_id`).
+ */
+export type DialogMessagesArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+/** A page of dialogs. */
+export type DialogConnection = {
+  __typename?: 'DialogConnection';
+  edges: Array<DialogEdge>;
+  pageInfo: PageInfo;
+  /** How many dialogs the caller occupies (all pages). */
+  totalCount: Scalars['Int']['output'];
+};
+
+export type DialogEdge = {
+  __typename?: 'DialogEdge';
+  cursor: Scalars['String']['output'];
+  node: Dialog;
+};
+
+/**
+ * A message of a dialog. `databaseId` is its 24-hex id (REST's `_id`); either
+ * id is accepted by `messagesDelete`.
+ */
+export type Message = Node & {
+  __typename?: 'Message';
+  /** The text; null once the content is removed. */
+  body?: Maybe<Scalars['String']['output']>;
+  createdAt: Scalars['DateTime']['output'];
+  databaseId: Scalars['String']['output'];
+  dialog?: Maybe<Dialog>;
+  id: Scalars['ID']['output'];
+  /** Null when the sender's account is gone. */
+  sender?: Maybe<User>;
+};
+
+/** A page of a dialog's history. */
+export type MessageConnection = {
+  __typename?: 'MessageConnection';
+  edges: Array<MessageEdge>;
+  pageInfo: PageInfo;
+};
+
+export type MessageDeleteOutcome = {
+  __typename?: 'MessageDeleteOutcome';
+  /** The message's global id (null for INVALID_ID). */
+  messageId?: Maybe<Scalars['ID']['output']>;
+  /** The id as requested. */
+  requestedId: Scalars['String']['output'];
+  status: MessageDeleteStatus;
+};
+
+/** Whose messages a delete removes: the caller's history only, or everyone's. */
+export type MessageDeleteScope =
+  /** Deleted for every occupant (the dialog's owner only). */
+  | 'FOR_EVERYONE'
+  /** Hidden from the caller's history only (any occupant may). */
+  | 'FOR_ME';
+
+/** What happened to one requested id of `messagesDelete`. */
+export type MessageDeleteStatus =
+  /** Deleted (for everyone) or hidden (for the caller), as the scope says. */
+  | 'DELETED'
+  /** Neither a Message's global id nor a 24-hex message id. */
+  | 'INVALID_ID'
+  /** A well-formed id that names no message the caller can see (absent, another application's, already deleted or hidden). */
+  | 'NOT_FOUND'
+  /** A message the caller may not delete in this scope: the request deleted nothing (see userErrors). */
+  | 'NOT_PERMITTED'
+  /** A message that would have been deleted, left as it was because another id was refused (a request deletes all or nothing). */
+  | 'SKIPPED';
+
+export type MessageEdge = {
+  __typename?: 'MessageEdge';
+  cursor: Scalars['String']['output'];
+  node: Message;
+};
+
+export type MessageSendErrorCode =
+  /** The body is empty or only white space. */
+  | 'BODY_BLANK'
+  /** The body is longer than 10,000 characters. */
+  | 'BODY_TOO_LONG'
+  /** No dialog with this id that the caller occupies. */
+  | 'DIALOG_NOT_FOUND';
+
+export type MessageSendInput = {
+  /** 1 to 10,000 characters (Unicode code points), not only white space. */
+  body: Scalars['String']['input'];
+  /** Echoed in the payload. */
+  clientMutationId?: InputMaybe<Scalars['String']['input']>;
+  /** The dialog: its global id or its 24-hex id. */
+  dialogId: Scalars['String']['input'];
+};
+
+export type MessageSendPayload = {
+  __typename?: 'MessageSendPayload';
+  clientMutationId?: Maybe<Scalars['String']['output']>;
+  /** The message sent; null when userErrors refused it. */
+  message?: Maybe<Message>;
+  userErrors: Array<MessageSendUserError>;
+};
+
+export type MessageSendUserError = {
+  __typename?: 'MessageSendUserError';
+  code: MessageSendErrorCode;
+  field?: Maybe<Array<Scalars['String']['output']>>;
+  message: Scalars['String']['output'];
+};
+
+export type MessagesDeleteErrorCode =
+  /** No ids. */
+  | 'NO_IDS'
+  /** More than 1000 ids: nothing was deleted. */
+  | 'TOO_MANY_IDS'
+  /** A message is not the caller's to delete in this scope: nothing was deleted. */
+  | 'WRONG_PERMISSIONS';
+
+export type MessagesDeleteInput = {
+  /** Echoed in the payload. */
+  clientMutationId?: InputMaybe<Scalars['String']['input']>;
+  /** 1 to 1000 ids: global ids of Message, or 24-hex message ids (mixed as you like). */
+  messageIds: Array<Scalars['String']['input']>;
+  scope?: MessageDeleteScope;
+};
+
+export type MessagesDeletePayload = {
+  __typename?: 'MessagesDeletePayload';
+  clientMutationId?: Maybe<Scalars['String']['output']>;
+  /** Global ids of the messages deleted (for @deleteRecord and cache.evict). */
+  deletedMessageIds: Array<Scalars['ID']['output']>;
+  /** One per distinct requested id, in request order (empty when userErrors says NO_IDS or TOO_MANY_IDS). */
+  outcomes: Array<MessageDeleteOutcome>;
+  userErrors: Array<MessagesDeleteUserError>;
+};
+
+/**
+ * A refusal the client can show next to the input it concerns: `field` is the
+ * path to that input (e.g. ["input", "messageIds"]), null for the request as a whole.
+ */
+export type MessagesDeleteUserError = {
+  __typename?: 'MessagesDeleteUserError';
+  code: MessagesDeleteErrorCode;
+  field?: Maybe<Array<Scalars['String']['output']>>;
+  message: Scalars['String']['output'];
+};
+
 /** Writes. Credentials travel in the same headers as for queries. */
 export type Mutation = {
   __typename?: 'Mutation';
@@ -89,6 +278,7 @@ export type Mutation = {
    *   WRONG_PERMISSIONS when a message belongs to another application.
    *
    * A request that fails a permission check deletes nothing.
+   * @deprecated Use messagesDelete: an outcome per id, global ids, and refusals in userErrors. Removed no earlier than 2027-06-01 (the notice period, docs/graphql.md).
    */
   deleteMessages: DeleteMessagesResult;
   /** Ends the request's session: its token is refused from then on. */
@@ -103,6 +293,19 @@ export type Mutation = {
   login: User;
   /** Turns the request's session back into an application session (read-only). */
   logout: Session;
+  /**
+   * Sends a message to a dialog the caller occupies (a user session token, or an
+   * API key with On-Behalf-Of). Refused input is in `userErrors`.
+   */
+  messageSend?: Maybe<MessageSendPayload>;
+  /**
+   * Deletes messages with an outcome per id: the rules of `deleteMessages`
+   * (`scope: FOR_ME` is its default, `FOR_EVERYONE` its `force: true`; an API
+   * key without On-Behalf-Of deletes for everyone in either scope), and the same
+   * all-or-nothing permission check. Refusals are in `userErrors`; credentials
+   * that fail answer an error and a null payload.
+   */
+  messagesDelete?: Maybe<MessagesDeletePayload>;
   /**
    * Uploads contacts into the caller's global address book, or the book of device
    * `udid`. Without `force` contacts are added or renamed (matched by phone) and
@@ -135,18 +338,47 @@ export type MutationLoginArgs = {
 
 
 /** Writes. Credentials travel in the same headers as for queries. */
+export type MutationMessageSendArgs = {
+  input: MessageSendInput;
+};
+
+
+/** Writes. Credentials travel in the same headers as for queries. */
+export type MutationMessagesDeleteArgs = {
+  input: MessagesDeleteInput;
+};
+
+
+/** Writes. Credentials travel in the same headers as for queries. */
 export type MutationUploadAddressBookArgs = {
   contacts: Array<ContactInput>;
   force?: InputMaybe<Scalars['Boolean']['input']>;
   udid?: InputMaybe<Scalars['String']['input']>;
 };
 
-/** Where a page ends, and whether more follow it. */
+/**
+ * An object with a global id (Relay's Global Object Identification). The id is
+ * opaque: pass it back to `node`/`nodes`, never parse it. Types that have one
+ * also answer `databaseId`, the id the REST paths and the SDKs use.
+ */
+export type Node = {
+  id: Scalars['ID']['output'];
+};
+
+/**
+ * Where a page starts and ends, and whether more follow or precede it (Relay's
+ * Cursor Connections). Paging forward, `hasPreviousPage` is true when the page
+ * starts after a cursor; paging backward, `hasNextPage` is true when it ends
+ * before one (what a client paging that way needs, without a count).
+ */
 export type PageInfo = {
   __typename?: 'PageInfo';
   /** The cursor of the page's last edge (null for an empty page): pass it as `after` for the next page. */
   endCursor?: Maybe<Scalars['String']['output']>;
   hasNextPage: Scalars['Boolean']['output'];
+  hasPreviousPage: Scalars['Boolean']['output'];
+  /** The cursor of the page's first edge (null for an empty page): pass it as `before` for the page before. */
+  startCursor?: Maybe<Scalars['String']['output']>;
 };
 
 /**
@@ -157,6 +389,14 @@ export type Query = {
   __typename?: 'Query';
   /** The contacts of the caller's address book (global, or device `udid`'s), in upload order. */
   addressBook: Array<Contact>;
+  /**
+   * The object with this global id, or null when there is none or the caller
+   * may not see it (a dialog they do not occupy, a message they cannot see,
+   * another application's). A malformed id is null too, not an error.
+   */
+  node?: Maybe<Node>;
+  /** `node` for each id (at most 100), in order: null where `node` would be null. */
+  nodes: Array<Maybe<Node>>;
   /**
    * Users of the caller's application whose phone equals the phone of a contact
    * in the caller's address book: the global book, or the book of device `udid`
@@ -169,6 +409,9 @@ export type Query = {
    * Keyset paging: a page costs the same wherever it starts, and users matched
    * or unmatched between pages do not shift the others. A cursor is opaque; one
    * this field did not return is refused (BAD_USER_INPUT, field `after`).
+   * With `last` (1 to 1000) the page is read backward: the `last` users before
+   * the cursor `before` (from the end when absent), still ordered by user id;
+   * `first` is then not applied.
    */
   registeredUsersConnection: RegisteredUsersConnection;
   /**
@@ -182,6 +425,11 @@ export type Query = {
    * Fails with NOT_FOUND when there is none.
    */
   userByExternalId?: Maybe<User>;
+  /**
+   * The caller, for a user session token or an API key with On-Behalf-Of
+   * (FORBIDDEN otherwise); null with the credentials' error when they fail.
+   */
+  viewer?: Maybe<Viewer>;
 };
 
 
@@ -191,6 +439,24 @@ export type Query = {
  */
 export type QueryAddressBookArgs = {
   udid?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type QueryNodeArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+/**
+ * Reads. Every field needs credentials in the request headers: `SVC-Token: <token>`,
+ * or `Authorization: ApiKey <key>` (optionally with `On-Behalf-Of: <user id>`).
+ */
+export type QueryNodesArgs = {
+  ids: Array<Scalars['ID']['input']>;
 };
 
 
@@ -209,7 +475,9 @@ export type QueryRegisteredUsersArgs = {
  */
 export type QueryRegisteredUsersConnectionArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
   first?: Scalars['Int']['input'];
+  last?: InputMaybe<Scalars['Int']['input']>;
   udid?: InputMaybe<Scalars['String']['input']>;
 };
 
@@ -306,11 +574,17 @@ export type User = {
   blobId?: Maybe<Scalars['Int']['output']>;
   createdAt: Scalars['DateTime']['output'];
   customData?: Maybe<Scalars['String']['output']>;
+  /** The user's number (what `id` answers until 2.0, and what REST paths and SDKs use). */
+  databaseId: Scalars['Int']['output'];
   email?: Maybe<Scalars['String']['output']>;
   /** The user's id in an external system; unique within the application. */
   externalUserId?: Maybe<Scalars['Int']['output']>;
   facebookId?: Maybe<Scalars['String']['output']>;
   fullName?: Maybe<Scalars['String']['output']>;
+  /**
+   * The user's number. It becomes an opaque global ID in 2.0 (CHANGELOG);
+   * read `databaseId` for the number from now on.
+   */
   id: Scalars['Int']['output'];
   /** Null when the user has made no request. */
   lastRequestAt?: Maybe<Scalars['DateTime']['output']>;
@@ -323,6 +597,53 @@ export type User = {
   /** Comma-separated tag list. */
   userTags: Scalars['String']['output'];
   website?: Maybe<Scalars['String']['output']>;
+};
+
+/**
+ * The caller: their user and their chats. Each field is nullable, so that one
+ * that fails answers null with its error and leaves the others.
+ */
+export type Viewer = {
+  __typename?: 'Viewer';
+  /**
+   * The dialogs the caller occupies, most recent activity first (the time of the
+   * newest message the caller sees, else the dialog's creation; ties by id
+   * descending). `first` (1 to 100) after `after`, or `last` (1 to 100) before
+   * `before`; neither: the first 50. A cursor is opaque and belongs to this field.
+   */
+  dialogs?: Maybe<DialogConnection>;
+  /**
+   * What `registeredUsersConnection` lists, paged both ways: `first` after
+   * `after`, or `last` before `before` (1 to 1000 each; neither: the first 100).
+   */
+  registeredUsers?: Maybe<RegisteredUsersConnection>;
+  /** The caller's user. */
+  user?: Maybe<User>;
+};
+
+
+/**
+ * The caller: their user and their chats. Each field is nullable, so that one
+ * that fails answers null with its error and leaves the others.
+ */
+export type ViewerDialogsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+};
+
+
+/**
+ * The caller: their user and their chats. Each field is nullable, so that one
+ * that fails answers null with its error and leaves the others.
+ */
+export type ViewerRegisteredUsersArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  before?: InputMaybe<Scalars['String']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  last?: InputMaybe<Scalars['Int']['input']>;
+  udid?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UserByExternalIdQueryVariables = Exact<{

@@ -95,6 +95,9 @@ class RememberedSha256 {
 
 let installed: boolean | undefined;
 
+/** Whether this process's Apollo Server hashes through the memo (DEPENDENCY_OVERRIDES_OFF=query-hash: never installed). */
+export const apolloQueryHashesRemembered = (): boolean => installed === true;
+
 /**
  * Lets Apollo Server's query hashing go through the memo (once per process).
  * Returns whether it could: false when @apollo/utils.createhash cannot be

@@ -51,11 +51,14 @@ const described = new WeakMap<Connection, Map<string, FieldDef[]>>();
 export class DescribedOnceQuery extends Query {
   /** The connection this run asked for the description on (its first run there). */
   private describing: Connection | undefined;
+  /** false: run as pg runs it, Describe every time (DEPENDENCY_OVERRIDES_OFF=described-query; the pool sets it). */
+  describeOnce = true;
 
   override prepare(connection: Connection): void {
-    const fields = this.name && !this.binary && this.hasBeenParsed(connection) ? described.get(connection)?.get(this.name) : undefined;
+    const once = this.describeOnce && Boolean(this.name) && !this.binary;
+    const fields = once && this.hasBeenParsed(connection) ? described.get(connection)?.get(this.name!) : undefined;
     if (fields === undefined) {
-      this.describing = this.name && !this.binary ? connection : undefined;
+      this.describing = once ? connection : undefined;
       super.prepare(connection);
       return;
     }

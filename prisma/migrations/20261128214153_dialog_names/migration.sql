@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "dialogs" ADD COLUMN     "name" TEXT;

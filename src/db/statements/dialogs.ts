@@ -1,0 +1,76 @@
+// Dialogs as their occupants see them: the list (most recent activity first,
+// keyset-paged both ways), one dialog, and how many a user occupies.
+import { computed, computedOrNull, fields, statement } from '../sql';
+
+/**
+ * The dialogs user $2 of application $1 occupies, each with its occupants and
+ * the newest message of $2's history (neither deleted for everyone nor hidden
+ * by $2): one backward index scan of messages(dialog_id, created_at) per
+ * dialog. Its activity is that message's time, else the dialog's creation.
+ */
+const DIALOGS_OF = `
+  SELECT d.id, d.name, d.type, d.owner_id AS "ownerId", d.created_at AS "createdAt",
+         ARRAY(SELECT oc.user_id FROM dialog_occupants oc WHERE oc.dialog_id = d.id ORDER BY oc.user_id) AS "occupantIds",
+         lm.id AS "lastMessageId", lm.sender_id AS "lastMessageSenderId", lm.body AS "lastMessageBody",
+         lm.created_at AS "lastMessageAt", COALESCE(lm.created_at, d.created_at) AS "lastActivityAt"
+    FROM dialog_occupants o
+    JOIN dialogs d ON d.id = o.dialog_id AND d.application_id = $1
+    LEFT JOIN LATERAL (
+      SELECT m.id, m.sender_id, m.body, m.created_at
+        FROM messages m
+       WHERE m.dialog_id = d.id AND m.deleted_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)
+       ORDER BY m.created_at DESC, m.id DESC
+       LIMIT 1) lm ON true
+   WHERE o.user_id = $2`;
+
+export const DIALOG_ROW = {
+  ...fields('Dialog', ['id', 'name', 'type', 'ownerId', 'createdAt']),
+  occupantIds: computed('_int4'),
+  lastMessageId: computedOrNull('text'),
+  lastMessageSenderId: computedOrNull('int4'),
+  lastMessageBody: computedOrNull('text'),
+  lastMessageAt: computedOrNull('timestamptz'),
+  lastActivityAt: computed('timestamptz'),
+};
+
+/** $3/$4: the activity and id of the cursor (null: from the newest); $5 rows. Newest activity first. */
+export const DIALOGS_PAGE = statement({
+  name: 'dialogs.page',
+  params: ['int4', 'int4', 'timestamptz', 'text', 'int4'],
+  columns: DIALOG_ROW,
+  text: `SELECT * FROM (${DIALOGS_OF}) x
+          WHERE $3::timestamptz IS NULL OR ("lastActivityAt", id) < ($3::timestamptz, $4::text)
+          ORDER BY "lastActivityAt" DESC, id DESC
+          LIMIT $5::int`,
+});
+
+/** The page before the cursor ($3/$4; null: from the oldest), oldest activity first: the service reverses it. */
+export const DIALOGS_PAGE_BACK = statement({
+  name: 'dialogs.page_back',
+  params: ['int4', 'int4', 'timestamptz', 'text', 'int4'],
+  columns: DIALOG_ROW,
+  text: `SELECT * FROM (${DIALOGS_OF}) x
+          WHERE $3::timestamptz IS NULL OR ("lastActivityAt", id) > ($3::timestamptz, $4::text)
+          ORDER BY "lastActivityAt", id
+          LIMIT $5::int`,
+});
+
+/** Dialog $3, when user $2 of application $1 occupies it. */
+export const DIALOG_OF_USER = statement({
+  name: 'dialogs.of_user',
+  params: ['int4', 'int4', 'text'],
+  columns: DIALOG_ROW,
+  text: `${DIALOGS_OF} AND d.id = $3`,
+});
+
+/** How many dialogs of application $1 user $2 occupies. */
+export const DIALOGS_COUNT = statement({
+  name: 'dialogs.count',
+  params: ['int4', 'int4'],
+  columns: { total: computed('int4') },
+  text: `SELECT count(*)::int AS total
+           FROM dialog_occupants o
+           JOIN dialogs d ON d.id = o.dialog_id AND d.application_id = $1
+          WHERE o.user_id = $2`,
+});
