@@ -505,7 +505,7 @@ async function startApollo(fastify: FastifyInstance, schema: GraphQLSchema, opti
       // only a federation subgraph's requests, which this schema is not, but
       // its hook still ran (and made a promise) for every request.
       ApolloServerPluginInlineTraceDisabled(),
-      operationLabelPlugin(trusted.isTrusted),
+      operationLabelPlugin((hash) => trusted.isTrusted(hash)),
       ...armor.plugins,
       trusted.plugin,
       // What the root fields would read or write together, before any resolver runs.

@@ -17,9 +17,13 @@ export const newSecret = (): string => randomBytes(32).toString('base64url');
 // One-shot crypto.hash: no Hash object per call (the credential check hashes every request's token).
 export const hashSecret = (secret: string): string => hash('sha256', secret, 'hex');
 
+/**
+ * Passwords are hashed in Unicode NFC (issue 31): `ä` typed on a keyboard that
+ * composes it and on one that decomposes it (NFD: macOS, iOS) is one password.
+ */
 export function hashPassword(password: string): string {
   const salt = randomBytes(16);
-  const hash = scryptSync(password, salt, 32);
+  const hash = scryptSync(password.normalize('NFC'), salt, 32);
   return `scrypt$${salt.toString('base64url')}$${hash.toString('base64url')}`;
 }
 
@@ -41,10 +45,20 @@ export async function verifyPassword(password: string, stored: string | undefine
   const [scheme, salt, hash] = (stored ?? DECOY_HASH).split('$');
   if (scheme !== 'scrypt' || salt === undefined || hash === undefined) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const actual = await new Promise<Buffer>((resolve, reject) =>
-    scrypt(password, Buffer.from(salt, 'base64url'), expected.length, (error, key) => (error ? reject(error) : resolve(key))),
-  );
-  return timingSafeEqual(actual, expected) && stored !== undefined;
+  const matches = async (text: string) => {
+    const actual = await new Promise<Buffer>((resolve, reject) =>
+      scrypt(text, Buffer.from(salt, 'base64url'), expected.length, (error, key) => (error ? reject(error) : resolve(key))),
+    );
+    return timingSafeEqual(actual, expected);
+  };
+  // NFC, as hashPassword hashes. A hash made before it did (issue 31) holds
+  // the password as its client sent it, NFD from a decomposing keyboard: a
+  // second check, only for a password whose NFD differs (ASCII never does).
+  // Which is run depends on the password sent alone, never on the account.
+  const nfc = password.normalize('NFC');
+  const nfd = password.normalize('NFD');
+  const right = (await matches(nfc)) || (nfd !== nfc && (await matches(nfd)));
+  return right && stored !== undefined;
 }
 
 // ---------------------------------------------------------------------------

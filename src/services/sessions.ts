@@ -21,14 +21,7 @@ import { AppError, MESSAGES, RateLimitedError, badInput } from '../errors';
 import { type AuthService, SESSION_TTL_SECONDS, requireSession } from './auth';
 import type { Caller } from './caller';
 import type { SharedRedis } from '../scale/redis';
-import {
-  APPLICATION_SESSION_DEFAULTS,
-  type FailureBudget,
-  LoginAttempts,
-  type LoginAttemptsOptions,
-  SharedLoginAttempts,
-  subjects,
-} from './login-attempts';
+import { APPLICATION_SESSION_DEFAULTS, type FailureBudget, LoginAttempts, type LoginAttemptsOptions, SharedLoginAttempts, subjects } from './login-attempts';
 import { hashSecret, newSecret, openSecret, signatureBase, verifyPassword, verifySignature } from './secrets';
 import * as validate from './validate';
 import type { UserRecord } from '../db/statements/users';
@@ -305,10 +298,13 @@ function parseApplicationId(value: string): number {
  * `email` must be that user's (checked as a password is).
  */
 function userIdentifier(credentials: UserCredentials): { field: 'login' | 'email'; value: string; email?: string } {
-  const { login, email, password } = credentials;
-  const both = (login ?? '') !== '' && (email ?? '') !== '';
-  const field = (login ?? null) !== null ? 'login' : 'email';
-  const value = credentials[field];
+  const { email, password } = credentials;
+  // An empty login beside an email is no login (issue 31: an SDK sends the
+  // empty field); logins are stored in NFC, and looked up so.
+  const login = credentials.login === '' ? null : (credentials.login?.normalize('NFC') ?? null);
+  const both = login !== null && (email ?? '') !== '';
+  const field = login !== null ? 'login' : 'email';
+  const value = field === 'login' ? login : email;
   if (value === null || value === undefined || value === '') throw badInput('login', 'login or email is required');
   if (password === null || password === undefined || password === '') throw badInput('password', 'password is required');
   validate.boundedText(value, field, field === 'login' ? validate.LIMITS.loginLength : validate.LIMITS.emailLength);

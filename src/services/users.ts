@@ -28,7 +28,8 @@ const characters = (field: string, max: number, min = 0) =>
 
 export const newUserSchema = z.object({
   applicationId: z.number().int().positive(),
-  login: characters('login', LIMITS.loginLength, 1),
+  // Stored in NFC (issue 31): the same login typed on keyboards that compose (NFC) or decompose (NFD, macOS and iOS) names one user.
+  login: characters('login', LIMITS.loginLength, 1).transform((login) => login.normalize('NFC')),
   password: characters('password', LIMITS.passwordLength, LIMITS.passwordMinLength),
   fullName: characters('fullName', LIMITS.fullNameLength).optional(),
   email: z.email().pipe(characters('email', LIMITS.emailLength)).optional(),

@@ -119,7 +119,9 @@ describe('contact discovery by numbers, not requests', () => {
     expect((await upload(budgeted, t, { udid: 'phone', contacts: contacts(40) })).body).toMatchObject({ created: 40 });
     const over = await upload(budgeted, t, { contacts: contacts(11, 40) });
     expect(over.status).toBe(429);
-    expect(over.body.errors[0]).toMatch(new RegExp(`^Too many requests: at most ${PER_DAY} phone numbers new to your address books a day \\(this upload adds 11\\); retry in \\d+ s$`));
+    expect(over.body.errors[0]).toMatch(
+      new RegExp(`^Too many requests: at most ${PER_DAY} phone numbers new to your address books a day \\(this upload adds 11\\); retry in \\d+ s$`),
+    );
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(3_600);
     expect(await stored(budgeted, t)).toBe(40);
     expect((await upload(budgeted, t, { contacts: contacts(10, 40) })).body).toMatchObject({ created: 10 });

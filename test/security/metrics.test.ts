@@ -29,7 +29,9 @@ function anonymousDocuments(): string[] {
   for (let mask = 1; mask < 1 << QUERY_FIELDS.length; mask++) {
     const fields = QUERY_FIELDS.filter((_, i) => mask & (1 << i));
     for (let copies = 1; copies <= 3; copies++) {
-      documents.push(`{ ${fields.flatMap((field) => Array.from({ length: copies }, (_, c) => `f${c}_${field.split('(')[0]!.split(' ')[0]}: ${field}`)).join(' ')} }`);
+      documents.push(
+        `{ ${fields.flatMap((field) => Array.from({ length: copies }, (_, c) => `f${c}_${field.split('(')[0]!.split(' ')[0]}: ${field}`)).join(' ')} }`,
+      );
     }
   }
   return documents;

@@ -7,7 +7,6 @@
 // attacks of the issue, as a client sends them, each sent several times (the
 // second send was the compiled one): the answer and what is stored must agree
 // on every send. Mutations now always run on graphql-js (src/graphql/execute.ts).
-import { MESSAGES } from '../../src/errors';
 import { recordFigures } from '../support/figures';
 import { deletedForEveryone, history, sorted } from '../support/messages';
 import { seedTenant } from '../support/seed';
@@ -17,7 +16,8 @@ const figures: Record<string, unknown> = {};
 
 // Failed-password budgets far from reach: the compiled executor's twelve
 // logins per send must reach the right password for the attack to show.
-const service = useService({ sessions: { loginAttempts: { perLogin: 1_000, perAddress: 1_000, windowMs: 60_000 } } });
+// Device books far from their cap (5, issue 31): a test here uploads to two new udids per send.
+const service = useService({ sessions: { loginAttempts: { perLogin: 1_000, perAddress: 1_000, windowMs: 60_000 } }, addressBooks: { maxDeviceBooks: 100 } });
 afterAll(async () => {
   recordFigures('mutation-semantics', figures);
 });
@@ -47,7 +47,7 @@ test('an upload refused for its 65-character udid, then deleteMessages(force): t
   figures.uploadThenDelete = { sends: SENDS, answers: answers.length, deletedForEveryone: 0 };
 });
 
-test('twelve aliased logins, all wrong but the last: "Unauthorized" and the session still logged in as nobody, on every send', async () => {
+test('twelve aliased logins, all wrong but the last: refused whole (one login per document, issue 31) and the session still logged in as nobody, on every send', async () => {
   const t = await seedTenant(service.app.provisioning);
   const variables = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`p${i}`, i === 11 ? 'password123' : `wrong-${i}`]));
   const document = `mutation(${Object.keys(variables)
@@ -63,11 +63,10 @@ test('twelve aliased logins, all wrong but the last: "Unauthorized" and the sess
     const session = await service.app.provisioning.applications.createSession(t.applicationId);
     const headers = { 'SVC-Token': session.token };
     const res: GraphQLResult = await service.graphql(document, variables, headers);
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({
-      data: null,
-      errors: [expect.objectContaining({ message: MESSAGES.badLogin, path: ['p0'], extensions: { code: 'UNAUTHENTICATED' } })],
-    });
+    // Refused before any password is checked (src/graphql/cost.ts); before, the
+    // first wrong one ended the mutation with "Unauthorized".
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ errors: [expect.objectContaining({ extensions: { code: 'COST_LIMIT_EXCEEDED' } })] });
     // The session is still the application's: a read of it says so, and a write it would allow as a user is refused.
     const read = await service.graphql('{ session { userId } }', undefined, headers);
     expect(read.body).toEqual({ data: { session: { userId: null } } });
@@ -77,7 +76,7 @@ test('twelve aliased logins, all wrong but the last: "Unauthorized" and the sess
   const session = await service.app.provisioning.applications.createSession(t.applicationId);
   for (let send = 0; send < SENDS; send++) {
     const res = await service.graphql(document, variables, { 'SVC-Token': session.token });
-    expect(res.body.data).toBeNull();
+    expect(res.body.data).toBeUndefined();
   }
   const read = await service.graphql('{ session { userId } }', undefined, { 'SVC-Token': session.token });
   expect(read.body).toEqual({ data: { session: { userId: null } } });

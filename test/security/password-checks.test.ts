@@ -16,7 +16,9 @@ const CHECKS_PER_ACCOUNT = 5;
 const CHECKS_PER_ADDRESS = 12;
 // Failure budgets far from reach: the checks' budgets are what is tested.
 const service = useService({
-  sessions: { loginAttempts: { perLogin: 1_000, perAddress: 10_000, windowMs: 60_000, checksPerAccount: CHECKS_PER_ACCOUNT, checksPerAddress: CHECKS_PER_ADDRESS } },
+  sessions: {
+    loginAttempts: { perLogin: 1_000, perAddress: 10_000, windowMs: 60_000, checksPerAccount: CHECKS_PER_ACCOUNT, checksPerAddress: CHECKS_PER_ADDRESS },
+  },
 });
 const figures: Record<string, unknown> = {};
 afterAll(() => recordFigures('password-checks', figures));

@@ -80,7 +80,7 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS=enforce', () => {
     expect(answer.body).toEqual({ data: { userByExternalId: { login: 'member' } } });
   });
 
-  test("fuzzed separators around a manifest document and another never run the other one", async () => {
+  test('fuzzed separators around a manifest document and another never run the other one', async () => {
     const separator = fc.constantFrom('&', '#', '#&', '?', ';', '&&', '%26', '%23', '&amp;', '+', '=', '#?', '?&');
     const part = fc.constantFrom(
       `query=${enc(FREE_FORM)}`,
