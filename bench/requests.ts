@@ -39,7 +39,7 @@ export async function statementCount(target: Server, kind: Target): Promise<numb
     const res = await request(`${target.url}/__statements`);
     return ((await res.json()) as { statements: number }).statements;
   }
-  const res = await request(`${target.url}/metrics`);
+  const res = await request(target.metricsUrl ?? `${target.url}/metrics`);
   if (!res.ok) return null;
   const match = /^db_statements_total(?:\{[^}]*\})? ([0-9.e+]+)$/m.exec(await res.text());
   return match ? Number(match[1]) : null;

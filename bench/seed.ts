@@ -149,7 +149,12 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
   const db = await openDatabase({ url, migrate: true, poolMax: 4, statementTimeoutMs: 300_000 });
   const createSeconds = seconds(started);
   const secretsKey = newSecretsKey();
-  const services = createServices(db, { secretsKey });
+  // The seed is an operator's import, not a client: no book, device-book or
+  // discovery budget applies to it (the service's own answers still do).
+  const services = createServices(db, {
+    secretsKey,
+    addressBooks: { maxContacts: 1_000_000, maxDeviceBooks: 1_000, discoveryPerDay: Number.MAX_SAFE_INTEGER },
+  });
   const provisioning = createProvisioning(db, { secretsKey, services });
   try {
     const { application } = await provisioning.applications.create('bench');

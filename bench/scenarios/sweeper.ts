@@ -25,7 +25,7 @@ interface Sweeping {
 const DUE = `SELECT count(*)::int AS n FROM sessions WHERE expiry_hour <= now() - interval '5 minutes' - interval '1 hour'`;
 const backlogLeft = async (db: Client) => (await db.query<{ n: number }>(DUE)).rows[0]!.n;
 const removedSoFar = async (sweeper: Server) => {
-  const text = await (await request(`${sweeper.url}/metrics`)).text();
+  const text = await (await request(sweeper.metricsUrl ?? `${sweeper.url}/metrics`)).text();
   return Number(/^sweeper_removed_total\{kind="sessions"\} ([0-9.e+]+)$/m.exec(text)?.[1] ?? NaN);
 };
 

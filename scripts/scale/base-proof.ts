@@ -182,7 +182,7 @@ async function checksAfter(top: Topology, load: LoadResult, options: BaseOptions
   await caughtUp(primaryPool, standbyPool);
   const onStandby = await writesPresent(standbyPool, uploads);
   const newDeadlocks = (await deadlocks(primaryPool)) - deadlocksBefore;
-  const replica = await replicaReads(instances.ports);
+  const replica = await replicaReads(instances.metricsPorts);
   const failed = failedOutside(load.samples, windows).length;
   const minimum = enough(scheduled('upload then read', options.rate, options.durationS));
   return [

@@ -219,7 +219,7 @@ export async function failoverProof(runner: Runner, options: FailoverOptions): P
   checks.push(...answerChecks(load, plan.windows, options.retryMs));
   const phases = phaseTable(load.samples, t0, loadEnd, plan.windows);
   const windows = windowTable(load.samples, plan.windows);
-  const replica = await replicaReads(top.instances.ports);
+  const replica = await replicaReads(top.instances.metricsPorts);
   const lines = [
     `failover proof: ${options.durationS} s at ${options.rate} operations/s, ${options.users} users, 3 instances, ${options.nodes} PostgreSQL nodes under Patroni (synchronous mode ${options.synchronous ? 'on' : 'off'}), HAProxy by Patroni's checks`,
     `requests: ${load.samples.length} (not started, every user busy: ${load.skipped}); acknowledged writes ${load.acknowledged.length}; answered WRITE_OUTCOME_UNKNOWN at least once ${load.unconfirmed.length} (found applied: ${unconfirmedApplied}); reads on replicas ${replica}`,

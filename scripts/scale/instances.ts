@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { ensureBuilt, SERVICE_MAIN, SERVICE_NODE_FLAGS } from '../lib/compiled';
+import { freePort } from '../lib/ports';
 import { writeServiceBalancer } from './haproxy';
 import { type Proc, type Runner, waitFor } from './processes';
 
@@ -56,15 +57,19 @@ export interface Instances {
   start(i: number): void;
   /** HAProxy's address in front of them. */
   readonly base: string;
+  /** Each instance's METRICS_PORT: in production /metrics is served there only (issue 31). */
+  readonly metricsPorts: number[];
 }
 
 /** The settings every instance runs with: production, logs at warn, the shared Redis, a budget the budget check can exhaust. */
-function instanceEnv(port: number, settings: InstanceSettings, prefix: string): NodeJS.ProcessEnv {
+function instanceEnv(port: number, metricsPort: number, settings: InstanceSettings, prefix: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    METRICS_HOST: '127.0.0.1',
     DATABASE_URL: settings.databaseUrl,
     DATABASE_READ_URL: settings.readUrl,
     REDIS_URL: settings.redisUrl,
@@ -84,9 +89,11 @@ function instanceEnv(port: number, settings: InstanceSettings, prefix: string): 
 export async function startInstances(runner: Runner, dir: string, ports: number[], haproxyPort: number, settings: InstanceSettings): Promise<Instances> {
   const prefix = `scale-proof:${process.pid}:`;
   ensureBuilt();
+  const metricsPorts: number[] = [];
+  while (metricsPorts.length < ports.length) metricsPorts.push(await freePort());
   const procs: Proc[] = [];
   const start = (i: number) => {
-    const env = instanceEnv(ports[i]!, settings, prefix);
+    const env = instanceEnv(ports[i]!, metricsPorts[i]!, settings, prefix);
     procs[i] = runner.start(`instance${i}`, process.execPath, [...SERVICE_NODE_FLAGS, SERVICE_MAIN], { env, logFile: path.join(dir, `instance${i}.log`) });
   };
   ports.forEach((_, i) => start(i));
@@ -94,13 +101,13 @@ export async function startInstances(runner: Runner, dir: string, ports: number[
   runner.start('haproxy (service)', 'haproxy', ['-f', writeServiceBalancer(dir, haproxyPort, ports), '-db']);
   const base = `http://127.0.0.1:${haproxyPort}`;
   await waitFor('haproxy', async () => (await fetch(`${base}/healthz`)).status === 200);
-  return { ports, procs, start, base };
+  return { ports, procs, start, base, metricsPorts };
 }
 
-/** Reads served by replicas, summed over the instances' current processes (a restarted one counts from 0). */
-export async function replicaReads(ports: number[]): Promise<number> {
+/** Reads served by replicas, summed over the instances' current processes (a restarted one counts from 0); `metricsPorts`: their METRICS_PORT listeners. */
+export async function replicaReads(metricsPorts: number[]): Promise<number> {
   let total = 0;
-  for (const port of ports) {
+  for (const port of metricsPorts) {
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     total += Number(/db_reads_routed_total\{route="replica"\} (\d+)/.exec(metrics)?.[1] ?? 0);
   }

@@ -657,7 +657,10 @@ function toRequest(r: GraphQLRequest): RawRequest {
 
 /** Tables each writing root field may write (bookkeeping columns are outside the digest). */
 const WRITES: Record<string, readonly string[]> = {
-  deleteMessages: ['messages', 'message_hides'],
+  // live_events: the triggers' record of each delete (issue 33), written in the same transaction.
+  deleteMessages: ['messages', 'message_hides', 'live_events'],
+  messagesDelete: ['messages', 'message_hides', 'live_events'],
+  messageSend: ['messages', 'live_events'],
   uploadAddressBook: ['contacts', 'address_book_matches'],
   createSession: ['sessions', 'session_nonces'],
   endSession: ['sessions'],

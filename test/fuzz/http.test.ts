@@ -818,7 +818,8 @@ function successRoute(d: RequestDescriptor): KnownRoute | undefined {
 
 /** Tables a successful request of each route may write (bookkeeping columns are outside the digest). */
 const WRITES: Record<KnownRoute, readonly string[]> = {
-  delete: ['message_hides', 'messages'],
+  // live_events: the triggers' record of each delete (issue 33), written in the same transaction.
+  delete: ['message_hides', 'messages', 'live_events'],
   upload: ['contacts', 'address_book_matches'],
   registered: [],
   addressBook: [],

@@ -129,9 +129,11 @@ const LOGIN_PASSWORD = 'injection-password';
 // Declared before useService: Jest runs a block's afterAll hooks in the order
 // they were declared, and the end state is read from the service's database.
 afterAll(checkEndState);
-// Failed-password budgets out of the way: the strings are tried as logins many times, from one address.
+// Failed-password budgets out of the way: the strings are tried as logins many
+// times, from one address; and the device-book cap (5 a user): every string is
+// tried as a udid, each a book of its own.
 const service = useService(
-  { sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } } },
+  { sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } }, addressBooks: { maxDeviceBooks: 1e6 } },
   { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
 );
 beforeAll(async () => {
