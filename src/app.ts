@@ -6,7 +6,7 @@ import {
   ApolloServerPluginInlineTraceDisabled,
   ApolloServerPluginLandingPageDisabled,
 } from '@apollo/server/plugin/disabled';
-import { fastifyApolloDrainPlugin, fastifyApolloHandler } from '@as-integrations/fastify';
+import { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions, LogController } from 'fastify';
 import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { Counter, type Registry } from 'prom-client';
@@ -286,13 +286,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onError: (error) => fastify.log.warn({ err: toAppError(error) }, 'live events listener'),
   });
   const graphqlContext = async (request: FastifyRequest) => linkContext(contextOf(request), request);
-  if (overrideOn(options.overridesOff, 'apollo-route')) registerApolloRoute(fastify, apollo, '/graphql', graphqlContext);
-  else {
-    // GET on a route of its own, as registerApolloRoute does: graphql-ws serves its upgrades.
-    const handler = fastifyApolloHandler(apollo, { context: graphqlContext });
-    fastify.route({ method: 'GET', url: '/graphql', handler });
-    fastify.route({ method: ['POST', 'OPTIONS'], url: '/graphql', handler });
-  }
+  registerApolloRoute(fastify, apollo, '/graphql', graphqlContext, overrideOn(options.overridesOff, 'apollo-route'));
 
   registerRestRoutes(fastify, schema, contextOf, { compile: options.compiledQueries ?? true });
   registerOpenApi(fastify, sessionTokenHeaders);

@@ -10,17 +10,32 @@
 // one streamed. The integration's drain plugin is still used (app.ts).
 import { Readable } from 'node:stream';
 import { type ApolloServer, type BaseContext, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, MESSAGES } from '../errors';
 
+/** `own` false (DEPENDENCY_OVERRIDES_OFF=apollo-route): the integration's own handler, on the same routes. */
 export function registerApolloRoute<TContext extends BaseContext>(
   fastify: FastifyInstance,
   apollo: ApolloServer<TContext>,
   path: string,
   context: (request: FastifyRequest, reply: FastifyReply) => Promise<TContext>,
+  own = true,
 ): void {
   apollo.assertStarted('registerApolloRoute()');
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+  const handler = own ? ownHandler(apollo, context) : fastifyApolloHandler(apollo, { context });
+  // GET on a route of its own: a WebSocket upgrade of it is served by
+  // graphql-ws (src/graphql/subscriptions.ts gives it a wsHandler), which
+  // @fastify/websocket allows on a GET-only route.
+  fastify.route({ method: 'GET', url: path, handler });
+  fastify.route({ method: ['POST', 'OPTIONS'], url: path, handler });
+}
+
+function ownHandler<TContext extends BaseContext>(
+  apollo: ApolloServer<TContext>,
+  context: (request: FastifyRequest, reply: FastifyReply) => Promise<TContext>,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const response = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: graphQLRequestOf(request),
       context: () => context(request, reply),
@@ -30,11 +45,6 @@ export function registerApolloRoute<TContext extends BaseContext>(
     if (response.body.kind === 'complete') return response.body.string;
     return reply.send(Readable.from(response.body.asyncIterator));
   };
-  // GET on a route of its own: a WebSocket upgrade of it is served by
-  // graphql-ws (src/graphql/subscriptions.ts gives it a wsHandler), which
-  // @fastify/websocket allows on a GET-only route.
-  fastify.route({ method: 'GET', url: path, handler });
-  fastify.route({ method: ['POST', 'OPTIONS'], url: path, handler });
 }
 
 /** What Apollo reads of a request: method, headers (repeated ones joined), query string, parsed body. */
