@@ -6,7 +6,7 @@
 //   db/, scale/, tracing/      storage (one database or several, Redis) and what everything shares
 //   services/, provisioning/  the rules and what they store
 //   graphql/, rest/, http/, context.ts, config.ts  the surfaces and their wiring
-//   app.ts, main.ts, cli/     composition
+//   app.ts, app-options.ts, main.ts, cli/  composition
 // An inner layer never imports an outer one: a rule's home is the lowest
 // layer that can hold it, and a change to how a request arrives cannot
 // reach the rules. Type-only imports count too: a cycle that closes through
@@ -26,7 +26,7 @@ module.exports = {
       severity: 'error',
       comment: 'db/ and services/ (and provisioning/) never import the configuration, the surfaces or the composition: they take what they need as arguments.',
       from: { path: '^src/(db|scale|services|provisioning)/' },
-      to: { path: '^src/(config|context|app|main)\\.ts$|^src/(http|rest|graphql|cli)/' },
+      to: { path: '^src/(config|context|app|app-options|main)\\.ts$|^src/(http|rest|graphql|cli)/' },
     },
     {
       name: 'storage-below-services',
@@ -46,9 +46,9 @@ module.exports = {
     {
       name: 'only-composition-imports-app',
       severity: 'error',
-      comment: 'app.ts composes; nothing below it imports it.',
-      from: { path: '^src/', pathNot: '^src/(main|cli/)' },
-      to: { path: '^src/app\\.ts$' },
+      comment: 'app.ts composes, from its options (app-options.ts, the input of the composition); nothing below them imports either.',
+      from: { path: '^src/', pathNot: '^src/(main\\.ts|app\\.ts|cli/)' },
+      to: { path: '^src/app(-options)?\\.ts$' },
     },
   ],
   options: {

@@ -5,6 +5,13 @@
 import type { Caller, Credentials, Services } from './services';
 import type { LiveSocket } from './services/live';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's context, made on first use by createApp()'s contextOf (GraphQL, a REST route, or a hook). */
+    context?: Context;
+  }
+}
+
 export interface Context {
   readonly requestId: string;
   /** The client's address (X-Forwarded-For only with TRUST_PROXY): failed-login budgets count by it. */

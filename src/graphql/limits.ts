@@ -43,7 +43,7 @@ export function graphqlArmor(introspection: boolean): ReturnType<ApolloArmor['pr
     maxAliases: { n: GRAPHQL_LIMITS.maxAliases },
     maxDirectives: { n: GRAPHQL_LIMITS.maxDirectives },
     // graphql-js counts tokens itself while parsing (Apollo's parseOptions,
-    // app.ts): one parse, and a clean 400. graphql-armor's plugin parses each
+    // apollo.ts): one parse, and a clean 400. graphql-armor's plugin parses each
     // new document a second time and fails with a 500 on syntax errors.
     maxTokens: { enabled: false },
     // The service's own below: the same masking, one listener for every request.

@@ -2,7 +2,7 @@
 // one self-contained page (scripts, styles, editor workers and icon are all
 // inline: nothing is loaded from another host, so it works offline). Served at
 // GET /playground, and at GET /graphql to browsers (Apollo owns that route; its
-// own landing page is disabled in app.ts). The page opens with one tab per
+// own landing page is disabled in src/graphql/apollo.ts). The page opens with one tab per
 // example operation and the configured request headers in the headers editor.
 //
 // graphql-yoga is only the renderer's peer dependency for types: at run time

@@ -1,6 +1,6 @@
-// How the HTTP service starts being trusted and how it stops: the health
-// probes, and the drain that lets an instance leave a load balancer without
-// failing a request.
+// How the HTTP service stops: the drain that lets an instance leave a load
+// balancer without failing a request (readiness, which the drain fails, is
+// src/http/probes.ts).
 //
 // A graceful stop, as Kubernetes and balancers need it (docs/operation.md,
 // Stopping): an endpoint is removed asynchronously after SIGTERM, so for a
@@ -22,9 +22,7 @@
 // elsewhere; close() waits for them, within main's bound.
 import net from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../db';
 import { AppError, MESSAGES } from '../errors';
-import { sendUnstored } from './caching';
 
 export interface CloseOptions {
   /**
@@ -48,10 +46,10 @@ export interface Lifecycle {
 const POLL_MS = 20;
 
 /**
- * The probes, readiness's drain, and the connection handling of a stop.
+ * Readiness's drain and the connection handling of a stop.
  * Registered before the routes: the onRequest hook must see every request.
  */
-export function registerLifecycle(fastify: FastifyInstance, database: Database): Lifecycle {
+export function registerLifecycle(fastify: FastifyInstance): Lifecycle {
   const state = { draining: false, closing: false, refusing: false };
   const listeners: (() => void | Promise<void>)[] = [];
   const connections = new Set<net.Socket>();
@@ -72,8 +70,6 @@ export function registerLifecycle(fastify: FastifyInstance, database: Database):
     if (state.closing) reply.header('connection', 'close');
     done(null, payload);
   });
-
-  registerProbes(fastify, database, state);
 
   return {
     get draining() {
@@ -100,17 +96,4 @@ export function registerLifecycle(fastify: FastifyInstance, database: Database):
       listeners.push(listener);
     },
   };
-}
-
-/** Probes report this instance now: a cached answer would report another moment. */
-function registerProbes(fastify: FastifyInstance, database: Database, state: { draining: boolean }): void {
-  fastify.get('/healthz', async (_request, reply) => sendUnstored(reply, { status: 'ok' }));
-  fastify.get('/readyz', async (request, reply) => {
-    // Stopping: out of the balancers first, while requests are still served.
-    if (state.draining) return sendUnstored(reply.code(503), { status: 'unavailable', reason: 'shutting down' });
-    const readiness = await database.readiness();
-    if (readiness.ready) return sendUnstored(reply, { status: 'ready' });
-    if (readiness.cause !== undefined) request.log.warn({ err: readiness.cause }, 'not ready');
-    return sendUnstored(reply.code(503), { status: 'unavailable', reason: readiness.reason });
-  });
 }

@@ -18,11 +18,18 @@
 // slow consumers closed (`graphql_ws_dropped_consumers_total`), connections
 // refused (`graphql_ws_refused_total`), and the listener's lag and state
 // (`live_events_listener_lag_seconds`, `live_events_listener_up`).
+//
+// The services' own counters, by registerServiceCounters: revocations the bus
+// failed to send (`credential_revocations_failed_total`), session-touch
+// deadlock retries, reads routed to a replica or not (`db_reads_routed_total`,
+// with DATABASE_READ_URL), and the sweeper's rows, runs and busy time.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from '../db';
 import type { SharedRedis } from '../scale/redis';
 import type { ReadReplicas } from '../scale/replicas';
+import type { AuthService } from '../services/auth';
+import { SWEPT_KINDS, type Sweeper } from '../services/sweeper';
 import { buildInfo } from '../version';
 
 export interface OperatorMetricsOptions {
@@ -167,4 +174,74 @@ export function registerLiveMetrics(registry: Registry, live: LiveMetricsSource)
     'Times the LISTEN connection was re-established after a loss (each followed by a catch-up read)',
     () => live.hub.stats.reconnects,
   );
+}
+
+/** What registerServiceCounters reads, at each scrape. */
+export interface ServiceCountersSource {
+  auth: Pick<AuthService, 'revocationFailures' | 'deadlockRetries'>;
+  sweeper: Pick<Sweeper, 'removed' | 'runs' | 'busyMs'>;
+  reads?: Pick<ReadReplicas, 'routes'> | undefined;
+}
+
+/** The services' own counters, read at each scrape of /metrics. */
+export function registerServiceCounters(metrics: Registry, { auth, sweeper, reads }: ServiceCountersSource): void {
+  new Counter({
+    name: 'credential_revocations_failed_total',
+    help: 'Session revocations the bus (Redis, NOTIFY) failed to send: other instances honour the session until their cache entry expires',
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(auth.revocationFailures);
+    },
+  });
+  if (reads) {
+    new Counter({
+      name: 'db_reads_routed_total',
+      help: 'Reads that may use a replica (lookups, registered users), by where they went and why',
+      labelNames: ['route'] as const,
+      registers: [metrics],
+      collect() {
+        this.reset();
+        for (const [route, count] of Object.entries(reads.routes)) this.inc({ route }, count);
+      },
+    });
+  }
+  new Counter({
+    name: 'sweeper_removed_total',
+    help: 'Rows the sweeper of this instance removed: expired sessions, used nonces past the window, retained content past its retention',
+    labelNames: ['kind'] as const,
+    registers: [metrics],
+    collect() {
+      this.reset();
+      for (const kind of SWEPT_KINDS) this.inc({ kind }, sweeper.removed[kind]);
+    },
+  });
+  new Counter({
+    name: 'sweeper_runs_total',
+    help: 'Sweeper runs of this instance: swept (it held the lock), skipped (another instance was sweeping), failed',
+    labelNames: ['outcome'] as const,
+    registers: [metrics],
+    collect() {
+      this.reset();
+      for (const [outcome, count] of Object.entries(sweeper.runs)) this.inc({ outcome }, count);
+    },
+  });
+  new Counter({
+    name: 'sweeper_busy_seconds_total',
+    help: "Time this instance's sweep statements took: its rate is the share of the time the sweeper used (at most SWEEP_MAX_SHARE percent while it works through a backlog)",
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(sweeper.busyMs / 1000);
+    },
+  });
+  new Counter({
+    name: 'session_touch_deadlock_retries_total',
+    help: 'Session-touch flushes run again after losing a deadlock',
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(auth.deadlockRetries);
+    },
+  });
 }

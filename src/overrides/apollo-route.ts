@@ -7,7 +7,7 @@
 // (BENCHMARKS.md, "Lookups and the GraphQL pipeline"). The rest is the same:
 // the methods, the headers
 // and status Apollo answers with, a complete body as a string, an incremental
-// one streamed. The integration's drain plugin is still used (app.ts).
+// one streamed. The integration's drain plugin is still used (src/graphql/apollo.ts).
 import { Readable } from 'node:stream';
 import { type ApolloServer, type BaseContext, HeaderMap, type HTTPGraphQLRequest } from '@apollo/server';
 import { fastifyApolloHandler } from '@as-integrations/fastify';

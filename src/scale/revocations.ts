@@ -14,6 +14,7 @@
 // other instance to tell (and PGlite's socket serves a single connection,
 // which a LISTEN would hold).
 import { Client } from 'pg';
+import type { Database } from '../db';
 import type { SharedRedis } from './redis';
 
 /** What the service's cache does with a message. */
@@ -132,4 +133,30 @@ export async function postgresRevocations(
       await client?.end().catch(() => {});
     },
   };
+}
+
+export interface RevocationsOptions {
+  /** Tell other instances at all (false: a single instance needs no one told). */
+  revocation?: boolean | undefined;
+  /** Redis shared by the instances: its channel when given. */
+  redis?: SharedRedis | undefined;
+  /** Else NOTIFY on the database server (`url` undefined: the embedded database, no bus). */
+  database: Pick<Database, 'url' | 'pool'>;
+}
+
+/** The bus that tells other instances of a revoked session: Redis when shared, else PostgreSQL's NOTIFY on a server database. */
+export async function openRevocations(options: RevocationsOptions, target: RevocationTarget): Promise<RevocationBus | undefined> {
+  const { database } = options;
+  if (options.revocation && options.redis) {
+    return redisRevocations(options.redis, target);
+  } else if (options.revocation && database.url !== undefined) {
+    return postgresRevocations(
+      database.url,
+      async (channel, payload) => {
+        await database.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      },
+      target,
+    );
+  }
+  return undefined;
 }
