@@ -10,6 +10,7 @@ import { needServer, requires } from '../support/requires';
 import { useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 import { type LiveClient, sleep, subscribedLive } from '../support/live';
+import { newObjectId } from '../../src/services/object-id';
 
 const service = useService({ live: {} });
 const seed = () => seedTenant(service.app.provisioning);
@@ -38,7 +39,8 @@ const ADDED = /* GraphQL */ `
   }
 `;
 
-const subscribed = (params: Record<string, unknown>, variables: Record<string, unknown> = {}) => subscribedLive(service.baseUrl, open, params, ADDED, variables);
+const subscribed = (params: Record<string, unknown>, variables: Record<string, unknown> = {}) =>
+  subscribedLive(service.baseUrl, open, params, ADDED, variables);
 // Delivery waits for every older transaction of the server to end (the
 // migration live_events): on a shared server another run's held transaction
 // delays it, so the bound is well above the milliseconds it takes.
@@ -131,13 +133,19 @@ describe('every write publishes, once', () => {
       t.as.member,
     );
     expect(gql.body.errors).toBeUndefined();
-    const viaGraphql = (gql.body.data as any).messageSend.message.databaseId as string;
+    const viaGraphql: string = gql.body.data.messageSend.message.databaseId;
     // What the admin CLI's message:create runs (its own process: the test below, on a server).
     const provisioned = (await service.app.provisioning.messages.createMessage({ dialogId: t.dialogId, senderId: t.owner.id, body: 'provisioned' })).id;
     // Another program writing the same table; and a row written already deleted, which is no event.
-    await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', ['a0000000000000000000000a', t.dialogId, t.member.id, 'by SQL']);
+    const [bySql, alreadyDeleted] = [newObjectId(), newObjectId()];
+    await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', [
+      bySql,
+      t.dialogId,
+      t.member.id,
+      'by SQL',
+    ]);
     await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body, deleted_at) VALUES ($1, $2, $3, NULL, now())', [
-      'a0000000000000000000000b',
+      alreadyDeleted,
       t.dialogId,
       t.member.id,
     ]);
@@ -147,7 +155,7 @@ describe('every write publishes, once', () => {
       [rest, 'by REST', 'owner'],
       [viaGraphql, 'by GraphQL', 'member'],
       [provisioned, 'provisioned', 'owner'],
-      ['a0000000000000000000000a', 'by SQL', 'member'],
+      [bySql, 'by SQL', 'member'],
     ]);
     // A refused send writes nothing and tells no one.
     const refused = await service.rest('POST', '/chat/Message.json', { headers: t.as.outsider, body: { chat_dialog_id: t.dialogId, message: 'let me in' } });
@@ -162,7 +170,12 @@ describe('every write publishes, once', () => {
     const client = await service.db.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', ['b0000000000000000000000b', t.dialogId, t.owner.id, 'rolled back']);
+      await client.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', [
+        newObjectId(),
+        t.dialogId,
+        t.owner.id,
+        'rolled back',
+      ]);
       await client.query('ROLLBACK');
     } finally {
       client.release();

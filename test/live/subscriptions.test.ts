@@ -40,7 +40,8 @@ const deleteForEveryone = (t: Tenant, ids: string[]) => service.call('DELETE', `
 const deleteForMe = (t: Tenant, ids: string[], as: Record<string, string>) => service.call('DELETE', `/chat/Message/${ids.join(',')}.json`, { headers: as });
 
 /** A subscriber whose subscription is in place (its registration reached the hub). */
-const subscribed = (params: Record<string, unknown>, variables: Record<string, unknown> = {}) => subscribedLive(service.baseUrl, open, params, DELETED, variables);
+const subscribed = (params: Record<string, unknown>, variables: Record<string, unknown> = {}) =>
+  subscribedLive(service.baseUrl, open, params, DELETED, variables);
 
 const gid = (type: string, id: string) => Buffer.from(`${type}:${id}`).toString('base64url');
 
