@@ -138,12 +138,7 @@ describe('every write publishes, once', () => {
     const provisioned = (await service.app.provisioning.messages.createMessage({ dialogId: t.dialogId, senderId: t.owner.id, body: 'provisioned' })).id;
     // Another program writing the same table; and a row written already deleted, which is no event.
     const [bySql, alreadyDeleted] = [newObjectId(), newObjectId()];
-    await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', [
-      bySql,
-      t.dialogId,
-      t.member.id,
-      'by SQL',
-    ]);
+    await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', [bySql, t.dialogId, t.member.id, 'by SQL']);
     await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body, deleted_at) VALUES ($1, $2, $3, NULL, now())', [
       alreadyDeleted,
       t.dialogId,
