@@ -16,10 +16,12 @@ import    { logout as Mutation_logout } from './../graphql/resolvers/Mutation/lo
 import    { messageSend as Mutation_messageSend } from './../graphql/resolvers/Mutation/messageSend';
 import    { messagesDelete as Mutation_messagesDelete } from './../graphql/resolvers/Mutation/messagesDelete';
 import    { uploadAddressBook as Mutation_uploadAddressBook } from './../graphql/resolvers/Mutation/uploadAddressBook';
+import    { messageAdded as Subscription_messageAdded } from './../graphql/resolvers/Subscription/messageAdded';
 import    { messagesDeleted as Subscription_messagesDeleted } from './../graphql/resolvers/Subscription/messagesDeleted';
 import    { Dialog } from './../graphql/resolvers/Dialog';
 import    { DialogConnection } from './../graphql/resolvers/DialogConnection';
 import    { Message } from './../graphql/resolvers/Message';
+import    { MessageAddedEvent } from './../graphql/resolvers/MessageAddedEvent';
 import    { MessagesDeletedEvent } from './../graphql/resolvers/MessagesDeletedEvent';
 import    { Session } from './../graphql/resolvers/Session';
 import    { User } from './../graphql/resolvers/User';
@@ -29,10 +31,11 @@ import    { SignedText } from './../graphql/resolvers/SignedText';
     export const resolvers: Resolvers = {
       Query: { addressBook: Query_addressBook,node: Query_node,nodes: Query_nodes,registeredUsers: Query_registeredUsers,registeredUsersConnection: Query_registeredUsersConnection,session: Query_session,userByExternalId: Query_userByExternalId,viewer: Query_viewer },
       Mutation: { createSession: Mutation_createSession,deleteMessages: Mutation_deleteMessages,endSession: Mutation_endSession,login: Mutation_login,logout: Mutation_logout,messageSend: Mutation_messageSend,messagesDelete: Mutation_messagesDelete,uploadAddressBook: Mutation_uploadAddressBook },
-      Subscription: { messagesDeleted: Subscription_messagesDeleted },
+      Subscription: { messageAdded: Subscription_messageAdded,messagesDeleted: Subscription_messagesDeleted },
       Dialog: Dialog,
 DialogConnection: DialogConnection,
 Message: Message,
+MessageAddedEvent: MessageAddedEvent,
 MessagesDeletedEvent: MessagesDeletedEvent,
 Session: Session,
 User: User,

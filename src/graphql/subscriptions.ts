@@ -41,7 +41,8 @@ import { createContext, credentialsFromHeaders, type Context } from '../context'
 import { AppError, toAppError } from '../errors';
 import type { Caller, Credentials, Services } from '../services';
 import { API_KEY_MESSAGE, APPLICATION_MESSAGE } from '../services/auth';
-import { encodeCursor, type LiveEvent, type LiveEventKind, LiveHub, type LiveSocket } from '../services/live';
+import { decodeCursor, encodeCursor, type LiveEvent, type LiveEventKind, LiveHub, type LiveSocket } from '../services/live';
+import type { MessageAddedEventMapper } from './mappers/live.mappers';
 import { hashSecret } from '../services/secrets';
 import { databaseIdOf, toGlobalId } from '../services/global-id';
 import { parseOptions } from './limits';
@@ -136,6 +137,38 @@ export function dialogIdArgument(id: string | null | undefined): string | undefi
   const databaseId = databaseIdOf(id, 'Dialog');
   if (databaseId !== undefined) return databaseId;
   throw new AppError('BAD_USER_INPUT', 'dialogId must be a dialog id', { field: 'dialogId' });
+}
+
+/**
+ * A subscription field's events (messagesDeleted, messageAdded): the same
+ * arguments (`dialogId`, `after`: its cursor decoded, RESYNC_REQUIRED past
+ * retention from the hub) and the same socket bounds for every field; only
+ * the kinds of events and what each becomes differ.
+ */
+export function liveEvents<T>(
+  context: Context,
+  args: { dialogId?: string | null; after?: string | null },
+  kinds: readonly LiveEventKind[],
+  map: (event: LiveEvent) => T,
+): Promise<AsyncIterableIterator<T>> {
+  return liveSocketOf(context).subscribe({
+    kinds,
+    dialogId: dialogIdArgument(args.dialogId),
+    after: args.after == null ? undefined : decodeCursor(args.after),
+    map,
+  });
+}
+
+/** A new message's event as MessageAddedEvent (its message read for each subscriber: resolvers/MessageAddedEvent.ts). */
+export function addedEvent(event: LiveEvent): MessageAddedEventMapper {
+  return {
+    cursor: encodeCursor(event.key),
+    messageId: event.messageIds[0]!,
+    dialogId: event.dialogId,
+    // The trigger writes the sender for every new message (user_id is null only for deletes for everyone).
+    senderId: event.userId!,
+    createdAt: event.createdAt,
+  };
 }
 
 /** A deletion event as MessagesDeletedEvent. */

@@ -97,6 +97,12 @@ interface Member {
   readonly subscription: LiveSubscription;
   /** Live events that arrived while its replay ran: handed over after it. */
   pending: LiveEvent[] | undefined;
+  /**
+   * Without `after`: the last event stored when it subscribed. The listener
+   * may still be behind it (a busy instance reads in batches): the events up
+   * to it were written before the subscription began and are not its own.
+   */
+  readonly from: EventKey | undefined;
 }
 
 export interface LiveHubOptions {
@@ -209,7 +215,7 @@ export class LiveHub {
   /**
    * Adds a subscription (after checking that its user occupies its dialog);
    * with `after`, hands it the stored events after that cursor first, then
-   * the live ones, each once. RESYNC_REQUIRED when the cursor's event is past
+   * the live ones, each once; without, the events stored after it began. RESYNC_REQUIRED when the cursor's event is past
    * retention. Returns the function that removes it.
    */
   async subscribe(subscription: LiveSubscription, after: EventKey | undefined): Promise<() => void> {
@@ -221,7 +227,9 @@ export class LiveHub {
     }
     const first = this.members.size === 0;
     if (first) await this.catchUp();
-    const member: Member = { subscription, pending: after === undefined ? undefined : [] };
+    // The first one's start is the listener's (catchUp); a later one's the last event stored now.
+    const from = after === undefined && !first ? await this.latest() : undefined;
+    const member: Member = { subscription, pending: after === undefined ? undefined : [], from };
     let set = this.members.get(applicationId);
     if (!set) this.members.set(applicationId, (set = new Set()));
     set.add(member);
@@ -244,11 +252,14 @@ export class LiveHub {
   /** An idle instance's position moved to the last event stored now: nobody here was owed the ones before it. */
   private async catchUp(): Promise<void> {
     await this.reading?.catch(() => {});
+    const key = await this.latest();
+    if (key && this.members.size === 0 && compareKeys(key, this.position) > 0) this.position = key;
+  }
+
+  /** The last event below the horizon now (LATEST), if any. */
+  private async latest(): Promise<EventKey | undefined> {
     const [latest] = await query(this.pool, LATEST, []);
-    if (latest && this.members.size === 0) {
-      const key = { xid: BigInt(latest.xid), id: BigInt(latest.id) };
-      if (compareKeys(key, this.position) > 0) this.position = key;
-    }
+    return latest ? { xid: BigInt(latest.xid), id: BigInt(latest.id) } : undefined;
   }
 
   private async replay(member: Member, after: EventKey, upTo: EventKey): Promise<void> {
@@ -368,6 +379,7 @@ export class LiveHub {
       if (!set) continue;
       for (const event of list) {
         for (const member of set) {
+          if (member.from !== undefined && compareKeys(event.key, member.from) <= 0) continue;
           if (!this.owed(member.subscription, event, occupants)) continue;
           if (member.pending) member.pending.push(event);
           else this.hand(member.subscription, event);

@@ -22,6 +22,7 @@ import {
   HISTORY_PAGE,
   HISTORY_PAGE_BACK,
   IS_OCCUPANT,
+  MESSAGE_AS_DELIVERED,
   MESSAGE_ROW,
   SEND,
   VISIBLE_MESSAGE,
@@ -215,6 +216,12 @@ export class MessagesService {
   async visible(applicationId: number, userId: number, id: string): Promise<MessageRow | undefined> {
     if (!isObjectId(id)) return undefined;
     const [row] = await query(this.pool, VISIBLE_MESSAGE, [applicationId, userId, id]);
+    return row;
+  }
+
+  /** Message `id` as a live event shows it to `userId` (MESSAGE_AS_DELIVERED); undefined once its row is gone. */
+  async asDelivered(applicationId: number, userId: number, id: string): Promise<MessageRow | undefined> {
+    const [row] = await query(this.pool, MESSAGE_AS_DELIVERED, [applicationId, userId, id]);
     return row;
   }
 

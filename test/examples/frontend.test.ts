@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config';
 import { loadManifest } from '../../src/graphql/trusted-documents';
 import { createApolloClient, deleteMessages, fetchUser } from '../../examples/frontend/src/apollo';
 import { execute } from '../../examples/frontend/src/fetch';
+import { ChatScreen, MessageAdded, MessagesDeleted } from '../../examples/frontend/src/live';
 import { DeleteMessages, RegisteredUsers, UploadAddressBook, UserByExternalId } from '../../examples/frontend/src/operations';
 import { documentHash } from '../../examples/frontend/src/persisted';
 import { createUrqlClient, registeredUsers, uploadAddressBook } from '../../examples/frontend/src/urql';
@@ -52,7 +53,7 @@ function expectHashesOnly(): void {
 
 test('the service loads the manifest the example generates: one document per operation, under its embedded hash', () => {
   const manifest = loadManifest(MANIFEST);
-  const operations = [UserByExternalId, RegisteredUsers, DeleteMessages, UploadAddressBook];
+  const operations = [UserByExternalId, RegisteredUsers, DeleteMessages, UploadAddressBook, ChatScreen, MessageAdded, MessagesDeleted];
   expect([...manifest.keys()].sort()).toEqual(operations.map(documentHash).sort());
 });
 

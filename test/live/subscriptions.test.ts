@@ -8,7 +8,7 @@ import { Client as PgClient } from 'pg';
 import { needServer, requires } from '../support/requires';
 import { startService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
-import { connectLive, type LiveClient, sleep } from '../support/live';
+import { connectLive, type LiveClient, sleep, subscribedLive } from '../support/live';
 
 const service = useService({ live: { initTimeoutMs: 500, recheckMs: 1_000 } });
 const seed = () => seedTenant(service.app.provisioning);
@@ -40,14 +40,8 @@ const deleteForEveryone = (t: Tenant, ids: string[]) => service.call('DELETE', `
 const deleteForMe = (t: Tenant, ids: string[], as: Record<string, string>) => service.call('DELETE', `/chat/Message/${ids.join(',')}.json`, { headers: as });
 
 /** A subscriber whose subscription is in place (its registration reached the hub). */
-async function subscribed(params: Record<string, unknown>, variables: Record<string, unknown> = {}) {
-  const client = live(params);
-  await client.connected;
-  const subscription = client.subscribe(DELETED, variables);
-  // The subscribe message is handled asynchronously: let it register.
-  await sleep(150);
-  return { client, subscription };
-}
+const subscribed = (params: Record<string, unknown>, variables: Record<string, unknown> = {}) =>
+  subscribedLive(service.baseUrl, open, params, DELETED, variables);
 
 const gid = (type: string, id: string) => Buffer.from(`${type}:${id}`).toString('base64url');
 

@@ -119,3 +119,24 @@ export function connectLive(
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A client connected with `params` and subscribed to `query`, once its
+ * subscription is in place: the subscribe message is handled asynchronously,
+ * so it is given time to register with the hub before the caller writes.
+ * `track` collects the clients for the test file's afterEach to dispose.
+ */
+export async function subscribedLive(
+  baseUrl: string,
+  track: LiveClient[],
+  params: Record<string, unknown>,
+  query: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ client: LiveClient; subscription: Subscription }> {
+  const client = connectLive(baseUrl, params);
+  track.push(client);
+  await client.connected;
+  const subscription = client.subscribe(query, variables);
+  await sleep(150);
+  return { client, subscription };
+}

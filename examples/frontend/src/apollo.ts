@@ -2,8 +2,11 @@
 // persisted-queries link puts the document's generated hash in
 // extensions.persistedQuery and leaves the text out; queries go as GET, so an
 // HTTP cache in front of the service can keep them.
-import { ApolloClient, HttpLink, InMemoryCache } from '@apollo/client';
+import { ApolloClient, ApolloLink, HttpLink, InMemoryCache } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
+import { GraphQLWsLink } from '@apollo/client/link/subscriptions';
+import { OperationTypeNode } from 'graphql';
+import type { Client as WsClient } from 'graphql-ws';
 import { UserByExternalId, DeleteMessages } from './operations';
 import { documentHash } from './persisted';
 
@@ -12,11 +15,16 @@ export interface ClientOptions {
   uri: string;
   /** Credential headers: {'SVC-Token': token}, or {Authorization: 'ApiKey …'}. */
   headers: Record<string, string>;
+  /** The socket subscriptions go over (live.ts, createLiveClient); without it the client runs queries and mutations only. */
+  live?: WsClient;
 }
 
-export function createApolloClient({ uri, headers }: ClientOptions): ApolloClient {
+export function createApolloClient({ uri, headers, live }: ClientOptions): ApolloClient {
   const persisted = new PersistedQueryLink({ generateHash: documentHash, useGETForHashedQueries: true });
-  return new ApolloClient({ link: persisted.concat(new HttpLink({ uri, headers })), cache: new InMemoryCache() });
+  const http = new HttpLink({ uri, headers });
+  // Subscriptions over the WebSocket, by hash as well; everything else over HTTP.
+  const transport = live ? ApolloLink.split(({ operationType }) => operationType === OperationTypeNode.SUBSCRIPTION, new GraphQLWsLink(live), http) : http;
+  return new ApolloClient({ link: persisted.concat(transport), cache: new InMemoryCache() });
 }
 
 /** A typed query: `user` has exactly the fields the document selects. */

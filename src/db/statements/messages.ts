@@ -139,6 +139,26 @@ export const VISIBLE_MESSAGE = statement({
 });
 
 /**
+ * Message $3 of application $1 as user $2 is shown it in a live event
+ * (messageAdded): its body null once it is deleted for everyone or hidden by
+ * $2 (the deletion's own event follows). Occupancy is the listener's to
+ * check (src/services/live.ts), when it hands the event out.
+ */
+export const MESSAGE_AS_DELIVERED = statement({
+  name: 'messages.as_delivered',
+  params: ['int4', 'int4', 'text'],
+  columns: MESSAGE_ROW,
+  text: `SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId",
+                CASE WHEN m.deleted_at IS NULL
+                      AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)
+                     THEN m.body END AS body,
+                m.created_at AS "createdAt"
+           FROM messages m
+           JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
+          WHERE m.id = $3`,
+});
+
+/**
  * Message $1 with body $4 from user $3 in dialog $2, when $3 occupies it and
  * it is of application $5: no row otherwise (nothing written).
  */

@@ -146,6 +146,19 @@ export type Message = Node & {
   sender?: Maybe<User>;
 };
 
+/** A message sent to one of the subscriber's dialogs. */
+export type MessageAddedEvent = {
+  __typename?: 'MessageAddedEvent';
+  /** Where this event is in the order of events: pass it as `after` when subscribing again. */
+  cursor: Scalars['String']['output'];
+  /**
+   * The message as its subscriber sees it when the event is delivered: its
+   * `body` null when it was deleted for everyone, or hidden by the subscriber,
+   * before that (the deletion's own event follows in `messagesDeleted`).
+   */
+  message: Message;
+};
+
 /** A page of a dialog's history. */
 export type MessageConnection = {
   __typename?: 'MessageConnection';
@@ -589,6 +602,14 @@ export type SessionUserInput = {
 export type Subscription = {
   __typename?: 'Subscription';
   /**
+   * Messages sent to the caller's dialogs (one dialog with `dialogId`, every
+   * dialog of the caller without it), whoever wrote them, the caller's own
+   * included (their other sockets, and the sending one). `after` and
+   * RESYNC_REQUIRED as for `messagesDeleted`: both follow one order of events,
+   * so a cursor of either resumes either.
+   */
+  messageAdded: MessageAddedEvent;
+  /**
    * Messages deleted in the caller's dialogs (one dialog with `dialogId`, every
    * dialog of the caller without it): deletes for everyone by whoever made them,
    * and the caller's own deletes for me (on their other devices). With `after`
@@ -596,6 +617,19 @@ export type Subscription = {
    * first; past the events' retention: the error RESYNC_REQUIRED.
    */
   messagesDeleted: MessagesDeletedEvent;
+};
+
+
+/**
+ * Live events over WebSocket (graphql-ws, the `graphql-transport-ws` protocol) on
+ * `GET /graphql` (docs/graphql.md, "Subscriptions"). Credentials go in the
+ * `connection_init` payload (`SVC-Token`, or `Authorization` with
+ * `On-Behalf-Of`), or in the upgrade request's headers. Every subscription needs
+ * a user (a user session, or an API key with On-Behalf-Of).
+ */
+export type SubscriptionMessageAddedArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  dialogId?: InputMaybe<Scalars['ID']['input']>;
 };
 
 
@@ -695,6 +729,29 @@ export type ViewerRegisteredUsersArgs = {
   udid?: InputMaybe<Scalars['String']['input']>;
 };
 
+export type MessageAddedSubscriptionVariables = Exact<{
+  dialogId?: InputMaybe<Scalars['ID']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type MessageAddedSubscription = { __typename?: 'Subscription', messageAdded: { __typename: 'MessageAddedEvent', cursor: string, message: { __typename: 'Message', id: string, databaseId: string, body?: string | null, createdAt: string, sender?: { __typename: 'User', id: number, login: string } | null } } };
+
+export type MessagesDeletedSubscriptionVariables = Exact<{
+  dialogId?: InputMaybe<Scalars['ID']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type MessagesDeletedSubscription = { __typename?: 'Subscription', messagesDeleted: { __typename: 'MessagesDeletedEvent', cursor: string, dialogId: string, scope: MessageDeleteScope, deletedMessageIds: Array<string> } };
+
+export type ChatScreenQueryVariables = Exact<{
+  dialogId: Scalars['ID']['input'];
+}>;
+
+
+export type ChatScreenQuery = { __typename: 'Query', node?: { __typename: 'Dialog', id: string, messages?: { __typename: 'MessageConnection', edges: Array<{ __typename: 'MessageEdge', cursor: string, node: { __typename: 'Message', id: string, databaseId: string, body?: string | null, createdAt: string } }> } | null } | { __typename: 'Message', id: string } | null };
+
 export type UserByExternalIdQueryVariables = Exact<{
   externalUserId: Scalars['Int']['input'];
 }>;
@@ -727,6 +784,9 @@ export type UploadAddressBookMutationVariables = Exact<{
 export type UploadAddressBookMutation = { __typename: 'Mutation', uploadAddressBook: { __typename: 'AddressBookUploadResult', created: number, updated: number, deleted: number } };
 
 
+export const MessageAddedDocument = {"__meta__":{"hash":"ff3fcaa0aa0d11005d0cf4bb3dce825cd81310eea517467b14bc601f36de79b4"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"MessageAdded"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"dialogId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messageAdded"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"dialogId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"dialogId"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"databaseId"}},{"kind":"Field","name":{"kind":"Name","value":"body"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}},{"kind":"Field","name":{"kind":"Name","value":"sender"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"login"}}]}}]}}]}}]}}]} as unknown as DocumentNode<MessageAddedSubscription, MessageAddedSubscriptionVariables>;
+export const MessagesDeletedDocument = {"__meta__":{"hash":"72b7f3e98cc08aa0ef045303b832e992572e6aceef4d136a2b981b42c32fc338"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"MessagesDeleted"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"dialogId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"after"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messagesDeleted"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"dialogId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"dialogId"}}},{"kind":"Argument","name":{"kind":"Name","value":"after"},"value":{"kind":"Variable","name":{"kind":"Name","value":"after"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"dialogId"}},{"kind":"Field","name":{"kind":"Name","value":"scope"}},{"kind":"Field","name":{"kind":"Name","value":"deletedMessageIds"}}]}}]}}]} as unknown as DocumentNode<MessagesDeletedSubscription, MessagesDeletedSubscriptionVariables>;
+export const ChatScreenDocument = {"__meta__":{"hash":"a1ced69c15c7320bc3dd12b586b5a982a1614c2dab4a3f40c4af7331157e5dc1"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"ChatScreen"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"dialogId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"dialogId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"InlineFragment","typeCondition":{"kind":"NamedType","name":{"kind":"Name","value":"Dialog"}},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"messages"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"last"},"value":{"kind":"IntValue","value":"50"}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"cursor"}},{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"databaseId"}},{"kind":"Field","name":{"kind":"Name","value":"body"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}}]}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<ChatScreenQuery, ChatScreenQueryVariables>;
 export const UserByExternalIdDocument = {"__meta__":{"hash":"9f315e4b01f57f70e8adbd89d4a81ffb26f3b7c3a689e6d6edb840b8d52e4b4b"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"UserByExternalId"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"externalUserId"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"userByExternalId"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"externalUserId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"externalUserId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"fullName"}},{"kind":"Field","name":{"kind":"Name","value":"phone"}},{"kind":"Field","name":{"kind":"Name","value":"externalUserId"}},{"kind":"Field","name":{"kind":"Name","value":"lastRequestAt"}}]}}]}}]} as unknown as DocumentNode<UserByExternalIdQuery, UserByExternalIdQueryVariables>;
 export const RegisteredUsersDocument = {"__meta__":{"hash":"2e160edef372fc7d80ac3f4703fe96f1180482415aec00cdb76805ffbbaa07e6"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"RegisteredUsers"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"udid"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"registeredUsers"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"udid"},"value":{"kind":"Variable","name":{"kind":"Name","value":"udid"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"login"}},{"kind":"Field","name":{"kind":"Name","value":"phone"}}]}}]}}]} as unknown as DocumentNode<RegisteredUsersQuery, RegisteredUsersQueryVariables>;
 export const DeleteMessagesDocument = {"__meta__":{"hash":"8f68bb6210497e933328ad79924ece9400962a9175f5428e14ab851ce11b4b0d"},"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"DeleteMessages"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"ids"}},"type":{"kind":"NonNullType","type":{"kind":"ListType","type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"force"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Boolean"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"deleteMessages"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"ids"},"value":{"kind":"Variable","name":{"kind":"Name","value":"ids"}}},{"kind":"Argument","name":{"kind":"Name","value":"force"},"value":{"kind":"Variable","name":{"kind":"Name","value":"force"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"__typename"}},{"kind":"Field","name":{"kind":"Name","value":"successfullyDeleted"}},{"kind":"Field","name":{"kind":"Name","value":"notFound"}}]}}]}}]} as unknown as DocumentNode<DeleteMessagesMutation, DeleteMessagesMutationVariables>;

@@ -1,13 +1,6 @@
 import type { SubscriptionResolvers } from './../../../__generated__/resolvers-types';
-import { deletionEvent, dialogIdArgument, liveSocketOf } from '../../subscriptions';
-import { decodeCursor } from '../../../services/live';
+import { deletionEvent, liveEvents } from '../../subscriptions';
 
 export const messagesDeleted: NonNullable<SubscriptionResolvers['messagesDeleted']> = {
-  subscribe: (_parent, args, ctx) =>
-    liveSocketOf(ctx).subscribe({
-      kinds: ['deleted', 'hidden'],
-      dialogId: dialogIdArgument(args.dialogId),
-      after: args.after == null ? undefined : decodeCursor(args.after),
-      map: (event) => ({ messagesDeleted: deletionEvent(event) }),
-    }),
+  subscribe: (_parent, args, ctx) => liveEvents(ctx, args, ['deleted', 'hidden'], (event) => ({ messagesDeleted: deletionEvent(event) })),
 };
