@@ -11,7 +11,7 @@
 // It compares with the last commit, so run it on a clean tree (CI does).
 import { spawnSync } from 'node:child_process';
 
-const PATHS = ['src/__generated__', 'src/graphql', 'examples/frontend/src/__generated__', 'examples/rest-client/src/__generated__'];
+const PATHS = ['src/__generated__', 'src/graphql', 'examples/frontend/src/__generated__', 'examples/relay/src/__generated__', 'examples/rest-client/src/__generated__'];
 
 const generate = spawnSync('npm', ['run', '-s', 'generate'], { stdio: 'inherit' });
 if (generate.status !== 0) {
