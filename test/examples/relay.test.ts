@@ -16,6 +16,7 @@ import {
   type GraphQLTaggedNode,
   type MutationParameters,
   type OperationType,
+  type RelayFieldLogger,
 } from 'relay-runtime';
 import ChatScreenQuery, { type ChatScreenQuery as ChatScreenQueryType } from '../../examples/relay/src/__generated__/ChatScreenQuery.graphql';
 import DialogHistoryPaginationQuery from '../../examples/relay/src/__generated__/DialogHistoryPaginationQuery.graphql';
@@ -249,4 +250,29 @@ test('@connection on registeredUsersConnection: pages merged forward into one li
   expect(page()).toMatchObject({ logins: ['member', 'outsider'], hasNextPage: false });
   // The records are the users, keyed by type and number.
   expect(environment.getStore().getSource().get(`User:${t.member.id}`)).toMatchObject({ login: 'member', databaseId: t.member.id });
+});
+
+test('a partial answer: one failing viewer field is null, the rest of the screen is read from the store, and the field logger gets its error', async () => {
+  const t = await seedTenant(service.app.provisioning);
+  const events: Parameters<RelayFieldLogger>[0][] = [];
+  const environment = createEnvironment({ endpoint, headers: t.as.owner, relayFieldLogger: (event) => events.push(event) });
+  const variables = { dialogId: toGlobalId('Dialog', t.dialogId), dialogs: 0 };
+
+  const data = await fetch<ChatScreenQueryType>(environment, ChatScreenQuery, variables);
+  expect(data?.viewer?.user?.login).toBe('owner');
+  expect(data?.viewer?.dialogs).toBeNull();
+  expect(data?.session?.userId).toBe(t.owner.id);
+  const snapshot = environment.lookup(createOperationDescriptor(ChatScreenQuery, variables).fragment);
+  expect((snapshot.data as ChatScreenQueryType['response']).viewer).toEqual({
+    user: { id: t.owner.id, databaseId: t.owner.id, login: 'owner' },
+    dialogs: null,
+  });
+  // The event carries the service's error (Relay 21 leaves its fieldPath empty here; the error's code and field say what failed).
+  expect(events).toContainEqual(
+    expect.objectContaining({
+      kind: 'relay_field_payload.error',
+      owner: 'ChatScreenQuery',
+      error: expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT', field: 'first' } }),
+    }),
+  );
 });

@@ -5,7 +5,7 @@
 import { graphql } from 'relay-runtime';
 
 export const ChatScreenQuery = graphql`
-  query ChatScreenQuery($dialogId: ID!, $count: Int = 20) {
+  query ChatScreenQuery($dialogId: ID!, $count: Int = 20, $dialogs: Int = 10) {
     session {
       id
       userId
@@ -16,7 +16,7 @@ export const ChatScreenQuery = graphql`
         databaseId
         login
       }
-      dialogs(first: 10) {
+      dialogs(first: $dialogs) {
         totalCount
         edges {
           node {

@@ -1,7 +1,17 @@
 // The Relay environment of a browser app against this service: a network
 // that POSTs each operation's text with the session token, and a store whose
 // records are keyed by getDataID below.
-import { Environment, type FetchFunction, type GraphQLResponse, Network, RecordSource, Store, VIEWER_ID, VIEWER_TYPE } from 'relay-runtime';
+import {
+  Environment,
+  type FetchFunction,
+  type GraphQLResponse,
+  Network,
+  RecordSource,
+  type RelayFieldLogger,
+  Store,
+  VIEWER_ID,
+  VIEWER_TYPE,
+} from 'relay-runtime';
 
 /**
  * The types whose `id` is not a global id yet: numbers that two types can
@@ -31,18 +41,30 @@ export interface EnvironmentOptions {
   endpoint: string;
   /** The credential headers: `{ 'SVC-Token': token }`. */
   headers: Record<string, string>;
+  /**
+   * Told of each field the screen reads that the service answered null with
+   * an error (`relay_field_payload.error`, with the service's error: its
+   * message and `extensions.code`): where the app reports it. The rest of the
+   * answer is on screen meanwhile.
+   */
+  relayFieldLogger?: RelayFieldLogger;
 }
 
-export function createEnvironment({ endpoint, headers }: EnvironmentOptions): Environment {
+export function createEnvironment({ endpoint, headers, relayFieldLogger }: EnvironmentOptions): Environment {
   const fetchGraphQL: FetchFunction = async (request, variables) => {
     const response = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ query: request.text, variables }),
     });
-    // A partial answer (data and errors) is kept: Relay stores the data and
-    // the null fields' errors, so the screen shows what did answer.
+    // A partial answer (data beside errors) is stored as it is: the fields
+    // that failed are null, and Relay keeps their errors for relayFieldLogger.
     return (await response.json()) as GraphQLResponse;
   };
-  return new Environment({ network: Network.create(fetchGraphQL), store: new Store(new RecordSource()), getDataID });
+  return new Environment({
+    network: Network.create(fetchGraphQL),
+    store: new Store(new RecordSource()),
+    getDataID,
+    ...(relayFieldLogger ? { relayFieldLogger } : {}),
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * @generated SignedSource<<5b7c93455dd11131f61b942283e69a56>>
+ * @generated SignedSource<<28101275584e65a790538def4c118526>>
  * @lightSyntaxTransform
  */
 
@@ -12,6 +12,7 @@ import { FragmentRefs } from "relay-runtime";
 export type ChatScreenQuery$variables = {
   count?: number | null | undefined;
   dialogId: string;
+  dialogs?: number | null | undefined;
 };
 export type ChatScreenQuery$data = {
   readonly dialog: {
@@ -61,13 +62,18 @@ v1 = {
   "name": "dialogId"
 },
 v2 = {
+  "defaultValue": 10,
+  "kind": "LocalArgument",
+  "name": "dialogs"
+},
+v3 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
   "name": "id",
   "storageKey": null
 },
-v3 = {
+v4 = {
   "alias": null,
   "args": null,
   "concreteType": "Session",
@@ -75,7 +81,7 @@ v3 = {
   "name": "session",
   "plural": false,
   "selections": [
-    (v2/*:: as any*/),
+    (v3/*:: as any*/),
     {
       "alias": null,
       "args": null,
@@ -86,16 +92,16 @@ v3 = {
   ],
   "storageKey": null
 },
-v4 = {
+v5 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
   "name": "databaseId",
   "storageKey": null
 },
-v5 = [
-  (v2/*:: as any*/),
-  (v4/*:: as any*/),
+v6 = [
+  (v3/*:: as any*/),
+  (v5/*:: as any*/),
   {
     "alias": null,
     "args": null,
@@ -104,21 +110,21 @@ v5 = [
     "storageKey": null
   }
 ],
-v6 = {
+v7 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
   "name": "name",
   "storageKey": null
 },
-v7 = {
+v8 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
   "name": "body",
   "storageKey": null
 },
-v8 = {
+v9 = {
   "alias": null,
   "args": null,
   "concreteType": "Viewer",
@@ -133,16 +139,16 @@ v8 = {
       "kind": "LinkedField",
       "name": "user",
       "plural": false,
-      "selections": (v5/*:: as any*/),
+      "selections": (v6/*:: as any*/),
       "storageKey": null
     },
     {
       "alias": null,
       "args": [
         {
-          "kind": "Literal",
+          "kind": "Variable",
           "name": "first",
-          "value": 10
+          "variableName": "dialogs"
         }
       ],
       "concreteType": "DialogConnection",
@@ -173,8 +179,8 @@ v8 = {
               "name": "node",
               "plural": false,
               "selections": [
-                (v2/*:: as any*/),
-                (v6/*:: as any*/),
+                (v3/*:: as any*/),
+                (v7/*:: as any*/),
                 {
                   "alias": null,
                   "args": null,
@@ -183,8 +189,8 @@ v8 = {
                   "name": "lastMessage",
                   "plural": false,
                   "selections": [
-                    (v2/*:: as any*/),
-                    (v7/*:: as any*/)
+                    (v3/*:: as any*/),
+                    (v8/*:: as any*/)
                   ],
                   "storageKey": null
                 }
@@ -195,26 +201,26 @@ v8 = {
           "storageKey": null
         }
       ],
-      "storageKey": "dialogs(first:10)"
+      "storageKey": null
     }
   ],
   "storageKey": null
 },
-v9 = [
+v10 = [
   {
     "kind": "Variable",
     "name": "id",
     "variableName": "dialogId"
   }
 ],
-v10 = {
+v11 = {
   "alias": null,
   "args": null,
   "kind": "ScalarField",
   "name": "__typename",
   "storageKey": null
 },
-v11 = [
+v12 = [
   {
     "kind": "Variable",
     "name": "last",
@@ -225,17 +231,18 @@ return {
   "fragment": {
     "argumentDefinitions": [
       (v0/*:: as any*/),
-      (v1/*:: as any*/)
+      (v1/*:: as any*/),
+      (v2/*:: as any*/)
     ],
     "kind": "Fragment",
     "metadata": null,
     "name": "ChatScreenQuery",
     "selections": [
-      (v3/*:: as any*/),
-      (v8/*:: as any*/),
+      (v4/*:: as any*/),
+      (v9/*:: as any*/),
       {
         "alias": "dialog",
-        "args": (v9/*:: as any*/),
+        "args": (v10/*:: as any*/),
         "concreteType": null,
         "kind": "LinkedField",
         "name": "node",
@@ -274,31 +281,32 @@ return {
   "operation": {
     "argumentDefinitions": [
       (v1/*:: as any*/),
-      (v0/*:: as any*/)
+      (v0/*:: as any*/),
+      (v2/*:: as any*/)
     ],
     "kind": "Operation",
     "name": "ChatScreenQuery",
     "selections": [
-      (v3/*:: as any*/),
-      (v8/*:: as any*/),
+      (v4/*:: as any*/),
+      (v9/*:: as any*/),
       {
         "alias": "dialog",
-        "args": (v9/*:: as any*/),
+        "args": (v10/*:: as any*/),
         "concreteType": null,
         "kind": "LinkedField",
         "name": "node",
         "plural": false,
         "selections": [
-          (v10/*:: as any*/),
-          (v2/*:: as any*/),
+          (v11/*:: as any*/),
+          (v3/*:: as any*/),
           {
             "kind": "InlineFragment",
             "selections": [
-              (v4/*:: as any*/),
-              (v6/*:: as any*/),
+              (v5/*:: as any*/),
+              (v7/*:: as any*/),
               {
                 "alias": null,
-                "args": (v11/*:: as any*/),
+                "args": (v12/*:: as any*/),
                 "concreteType": "MessageConnection",
                 "kind": "LinkedField",
                 "name": "messages",
@@ -320,9 +328,9 @@ return {
                         "name": "node",
                         "plural": false,
                         "selections": [
-                          (v2/*:: as any*/),
-                          (v4/*:: as any*/),
-                          (v7/*:: as any*/),
+                          (v3/*:: as any*/),
+                          (v5/*:: as any*/),
+                          (v8/*:: as any*/),
                           {
                             "alias": null,
                             "args": null,
@@ -337,10 +345,10 @@ return {
                             "kind": "LinkedField",
                             "name": "sender",
                             "plural": false,
-                            "selections": (v5/*:: as any*/),
+                            "selections": (v6/*:: as any*/),
                             "storageKey": null
                           },
-                          (v10/*:: as any*/)
+                          (v11/*:: as any*/)
                         ],
                         "storageKey": null
                       },
@@ -384,7 +392,7 @@ return {
               },
               {
                 "alias": null,
-                "args": (v11/*:: as any*/),
+                "args": (v12/*:: as any*/),
                 "filters": null,
                 "handle": "connection",
                 "key": "DialogHistory_messages",
@@ -401,16 +409,16 @@ return {
     ]
   },
   "params": {
-    "cacheID": "2918004e5ad143e6a42c50a12a4a52e7",
+    "cacheID": "558baad2ce8df9a491423ffde4dae19d",
     "id": null,
     "metadata": {},
     "name": "ChatScreenQuery",
     "operationKind": "query",
-    "text": "query ChatScreenQuery(\n  $dialogId: ID!\n  $count: Int = 20\n) {\n  session {\n    id\n    userId\n  }\n  viewer {\n    user {\n      id\n      databaseId\n      login\n    }\n    dialogs(first: 10) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          lastMessage {\n            id\n            body\n          }\n        }\n      }\n    }\n  }\n  dialog: node(id: $dialogId) {\n    __typename\n    ...DialogHistory_dialog_yu5n1\n    id\n  }\n}\n\nfragment DialogHistory_dialog_yu5n1 on Dialog {\n  id\n  databaseId\n  name\n  messages(last: $count) {\n    edges {\n      node {\n        id\n        ...MessageRow_message\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      hasPreviousPage\n      startCursor\n    }\n  }\n}\n\nfragment MessageRow_message on Message {\n  id\n  databaseId\n  body\n  createdAt\n  sender {\n    id\n    databaseId\n    login\n  }\n}\n"
+    "text": "query ChatScreenQuery(\n  $dialogId: ID!\n  $count: Int = 20\n  $dialogs: Int = 10\n) {\n  session {\n    id\n    userId\n  }\n  viewer {\n    user {\n      id\n      databaseId\n      login\n    }\n    dialogs(first: $dialogs) {\n      totalCount\n      edges {\n        node {\n          id\n          name\n          lastMessage {\n            id\n            body\n          }\n        }\n      }\n    }\n  }\n  dialog: node(id: $dialogId) {\n    __typename\n    ...DialogHistory_dialog_yu5n1\n    id\n  }\n}\n\nfragment DialogHistory_dialog_yu5n1 on Dialog {\n  id\n  databaseId\n  name\n  messages(last: $count) {\n    edges {\n      node {\n        id\n        ...MessageRow_message\n        __typename\n      }\n      cursor\n    }\n    pageInfo {\n      hasPreviousPage\n      startCursor\n    }\n  }\n}\n\nfragment MessageRow_message on Message {\n  id\n  databaseId\n  body\n  createdAt\n  sender {\n    id\n    databaseId\n    login\n  }\n}\n"
   }
 };
 })();
 
-(node as any).hash = "576ed09f5bce11c5184fd000df8260fe";
+(node as any).hash = "0062693defb4fd1e898573d639b583a4";
 
 export default node;
