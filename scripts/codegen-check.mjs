@@ -8,10 +8,21 @@
 // client (src/__generated__/prisma) is git-ignored: it is only regenerated, so
 // that the GraphQL codegen, which reads the Prisma models, sees the current ones.
 //
+// And the examples' generated code: examples/frontend's typed documents and
+// persisted-documents manifest, examples/relay's artifacts (relay-compiler:
+// a document relay-compiler refuses fails `generate`, so CI compiles the Relay
+// app's documents against the current schema), and rest-client's types.
+//
 // It compares with the last commit, so run it on a clean tree (CI does).
 import { spawnSync } from 'node:child_process';
 
-const PATHS = ['src/__generated__', 'src/graphql', 'examples/frontend/src/__generated__', 'examples/rest-client/src/__generated__'];
+const PATHS = [
+  'src/__generated__',
+  'src/graphql',
+  'examples/frontend/src/__generated__',
+  'examples/relay/src/__generated__',
+  'examples/rest-client/src/__generated__',
+];
 
 const generate = spawnSync('npm', ['run', '-s', 'generate'], { stdio: 'inherit' });
 if (generate.status !== 0) {
