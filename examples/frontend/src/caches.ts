@@ -48,6 +48,7 @@ export const graphcacheKeys: KeyingConfig = {
   AddressBookUploadResult: () => null,
   Contact: () => null,
   DeleteMessagesResult: () => null,
+  MessageAddedEvent: () => null,
   MessageDeleteOutcome: () => null,
   MessageSendPayload: () => null,
   MessageSendUserError: () => null,
