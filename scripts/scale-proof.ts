@@ -1,4 +1,4 @@
-// npm run scale:proof [-- --duration 60 --rate 120 --users 40]
+// npm run scale:proof [-- --duration 60 --rate 120 --live-rate 20 --users 40]
 // npm run scale:proof -- --failover [--duration 90 --nodes 2 --async --retry-ms 5000]
 // npm run scale:proof -- [--failover] --refuse-writes   (a check of the checks: must fail)
 //
@@ -22,6 +22,7 @@ const { values: args } = parseArgs({
     failover: { type: 'boolean', default: false },
     duration: { type: 'string' },
     rate: { type: 'string', default: '120' },
+    'live-rate': { type: 'string', default: '20' },
     users: { type: 'string', default: '40' },
     nodes: { type: 'string', default: '2' },
     async: { type: 'boolean', default: false },
@@ -42,6 +43,7 @@ const positive = (name: string, value: string | undefined, min = 1): number => {
 const common = {
   durationS: positive('duration', args.duration ?? (args.failover ? '90' : '60'), 10),
   rate: positive('rate', args.rate),
+  liveRate: positive('live-rate', args['live-rate']),
   users: positive('users', args.users, 2),
   refuseWrites: args['refuse-writes'],
 };

@@ -41,16 +41,21 @@ import { type LoadResult, runLoad, scheduled } from './load';
 import { log, postgresUser, type Runner, sleep, waitFor } from './processes';
 import { type Check, failedOutside, phaseTable, printReport, windowTable } from './report';
 import { type Seeded, seed } from './seed';
+import { baselineCursor, dialogsOf, killListeners, listenBackends, liveChecks, runLiveWrites, sessionEndCloses, settle, startSubscribers, storedEvents } from './live';
 
 export interface BaseOptions {
   durationS: number;
   rate: number;
+  /** The live writes (sends, deletes) per second, beside the mixed load (scripts/scale/live.ts). */
+  liveRate: number;
   users: number;
   /** The load's writes refused (a check of the checks, load.ts): the run must fail. */
   refuseWrites?: boolean;
 }
 
 const DRAIN_FAULT = 'SIGTERM instance 1 (drain), restart it';
+const KILL_FAULT = 'SIGKILL instance 0, restart it';
+const LISTENER_FAULT = "kill every instance's LISTEN connection";
 
 interface Topology {
   dir: string;
@@ -103,7 +108,8 @@ async function startTopology(runner: Runner, options: BaseOptions): Promise<Topo
     readUrl: standby.url,
     redisUrl: redis.url,
     secretsKey: seeded.secretsKey,
-    extra: { DB_PREPARED_STATEMENTS: 'unnamed' },
+    // LISTEN does not survive transaction pooling: each instance's live listener goes to the primary itself (SCALING.md).
+    extra: { DB_PREPARED_STATEMENTS: 'unnamed', LIVE_LISTEN_URL: primary.url },
   });
   log(`instances :${instancePorts.join(', :')}`);
   const primaryPool = new Pool({ connectionString: primary.url, max: 2 });
@@ -119,7 +125,7 @@ function faults(top: Topology): Fault[] {
   const { instances, standby, standbyPool, redis } = top;
   return [
     {
-      name: 'SIGKILL instance 0, restart it',
+      name: KILL_FAULT,
       at: 0.15,
       dropsConnections: true,
       run: async () => {
@@ -152,6 +158,12 @@ function faults(top: Topology): Fault[] {
         instances.start(1);
         await waitFor('instance 1 back', ready(instances.ports[1]!), 90_000);
       },
+    },
+    {
+      // The live listeners' connections (pg_terminate_backend): each instance reconnects and catches up from live_events.
+      name: LISTENER_FAULT,
+      at: 0.65,
+      run: () => killListeners(top.primaryPool, instances.metricsPorts),
     },
     { name: 'restart Redis', at: 0.75, run: () => redis.restart() },
   ];
@@ -204,23 +216,56 @@ export async function baseProof(runner: Runner, options: BaseOptions): Promise<b
   if (!can.ok) throw new Error(`cannot make PostgreSQL clusters here: ${can.reason}`);
   const top = await runner.step('topology: primary, standby, Redis, PgBouncer, 3 instances, HAProxy', () => startTopology(runner, options));
   const deadlocksBefore = await deadlocks(top.primaryPool);
+  const { applicationId, users } = top.seeded;
+  const dialogs = await dialogsOf(top.primaryPool, applicationId);
+  const baseline = await baselineCursor(top.primaryPool);
+  const instanceUrls = top.instances.ports.map((p) => `http://127.0.0.1:${p}`);
+  const subscribers = await runner.step('live subscribers on every instance and through HAProxy', () =>
+    startSubscribers({ balancer: top.instances.base, instances: instanceUrls, users, dialogs, baseline }),
+  );
+  const listeners = await listenBackends(top.primaryPool);
   const t0 = Date.now();
   const plan = scheduleFaults(t0, options.durationS, faults(top));
-  log(`load: ${options.rate} operations/s for ${options.durationS} s over ${options.users} users`);
-  const load = await runLoad({
-    base: top.instances.base,
-    users: top.seeded.users,
-    rate: options.rate,
-    durationS: options.durationS,
-    retryMs: 5_000,
-    done: plan.done,
-    refuseWrites: options.refuseWrites,
-  });
+  log(`load: ${options.rate} operations/s and ${options.liveRate} live writes/s for ${options.durationS} s over ${options.users} users`);
+  const [load, writes] = await Promise.all([
+    runLoad({
+      base: top.instances.base,
+      users,
+      rate: options.rate,
+      durationS: options.durationS,
+      retryMs: 5_000,
+      done: plan.done,
+      refuseWrites: options.refuseWrites,
+    }),
+    runLiveWrites({ instances: instanceUrls, users, dialogs, rate: options.liveRate, durationS: options.durationS, retryMs: 5_000, done: plan.done }),
+  ]);
   await plan.finished;
   const loadEnd = Date.now();
-  log(`load done: ${load.samples.length} requests`);
+  log(`load done: ${load.samples.length} requests, ${writes.acknowledged.length} live writes acknowledged`);
+  const byId = new Map(dialogs.map((d) => [d.id, d]));
+  const events = await settle(subscribers.all, () => storedEvents(top.primaryPool, applicationId, baseline), byId);
+  await subscribers.stop();
+  const live = liveChecks({
+    subscribers: subscribers.all,
+    events,
+    dialogs,
+    writes,
+    windows: plan.windows,
+    instanceKill: { window: KILL_FAULT, instance: 0 },
+    listenerKill: { window: LISTENER_FAULT, instances: top.instances.ports.length },
+  });
   const outside = failedOutside(load.samples, plan.windows);
-  const checks = [...(await checksAfter(top, load, options, plan.windows, deadlocksBefore)), drainCheck(load, plan.windows)];
+  const checks = [
+    ...(await checksAfter(top, load, options, plan.windows, deadlocksBefore)),
+    drainCheck(load, plan.windows),
+    {
+      name: 'live: one LISTEN connection per instance, on the primary itself (not through PgBouncer)',
+      ok: listeners === top.instances.ports.length,
+      detail: `${listeners} for ${top.instances.ports.length} instances`,
+    },
+    ...live.checks,
+    await sessionEndCloses({ instances: instanceUrls, primaryUrl: top.primary.url, applicationId, userId: users[1]!.id, secretsKey: top.seeded.secretsKey }),
+  ];
   const phases = phaseTable(load.samples, t0, loadEnd, plan.windows);
   const windows = windowTable(load.samples, plan.windows);
   const lines = [
@@ -230,6 +275,8 @@ export async function baseProof(runner: Runner, options: BaseOptions): Promise<b
     ...phases.lines,
     '',
     ...windows.lines,
+    '',
+    ...live.lines,
     ...(outside.length > 0
       ? [`failed outside fault windows: ${JSON.stringify(outside.slice(0, 5).map((s) => ({ at: s.at - t0, op: s.op, status: s.status })))}`]
       : []),
@@ -241,6 +288,7 @@ export async function baseProof(runner: Runner, options: BaseOptions): Promise<b
     requests: load.samples.length,
     phases: phases.figures,
     faults: windows.figures,
+    live: live.figures,
   });
   if (!ok) {
     for (const [i, proc] of top.instances.procs.entries()) process.stdout.write(`--- instance ${i} output (tail) ---\n${proc.output().slice(-3000)}\n`);

@@ -34,6 +34,7 @@ import { type Node, PatroniCluster } from './patroni';
 import { log, postgresUser, type Runner, sleep, waitFor } from './processes';
 import { answeredAt, type Check, failedOutside, phaseTable, printReport, windowTable } from './report';
 import { type Seeded, seed } from './seed';
+import { baselineCursor, dialogsOf, liveChecks, runLiveWrites, settle, startSubscribers, storedEvents } from './live';
 
 export interface FailoverOptions {
   durationS: number;
@@ -45,7 +46,11 @@ export interface FailoverOptions {
   retryMs: number;
   /** The load's writes refused (a check of the checks, load.ts): the run must fail. */
   refuseWrites?: boolean;
+  /** The live writes (sends, deletes) per second, beside the mixed load (scripts/scale/live.ts). */
+  liveRate: number;
 }
+
+const PRIMARY_KILL = 'kill -9 the primary (Patroni, postmaster)';
 
 interface Topology {
   cluster: PatroniCluster;
@@ -83,7 +88,7 @@ function faults(top: Topology): Fault[] {
   let old: Node | undefined;
   return [
     {
-      name: 'kill -9 the primary (Patroni, postmaster)',
+      name: PRIMARY_KILL,
       at: 0.15,
       run: async () => {
         const started = Date.now();
@@ -200,23 +205,43 @@ export async function failoverProof(runner: Runner, options: FailoverOptions): P
   const top = await runner.step(`topology: etcd, ${options.nodes} Patroni nodes, HAProxy (write, read), Redis, 3 instances, HAProxy`, () =>
     startTopology(runner, options),
   );
+  // The live subscribers (scripts/scale/live.ts): through the write port, whichever node is the primary.
+  const { applicationId, users } = top.seeded;
+  const truth = new Pool({ connectionString: top.cluster.writeUrl, max: 1 });
+  truth.on('error', () => {});
+  runner.defer(() => truth.end().catch(() => {}));
+  const dialogs = await dialogsOf(truth, applicationId);
+  const baseline = await baselineCursor(truth);
+  const instanceUrls = top.instances.ports.map((p) => `http://127.0.0.1:${p}`);
+  const subscribers = await runner.step('live subscribers on every instance and through HAProxy', () =>
+    startSubscribers({ balancer: top.instances.base, instances: instanceUrls, users, dialogs, baseline }),
+  );
   const t0 = Date.now();
   const plan = scheduleFaults(t0, options.durationS, faults(top));
-  log(`load: ${options.rate} operations/s for ${options.durationS} s over ${options.users} users; clients retry for ${options.retryMs} ms`);
-  const load = await runLoad({
-    base: top.instances.base,
-    users: top.seeded.users,
-    rate: options.rate,
-    durationS: options.durationS,
-    retryMs: options.retryMs,
-    done: plan.done,
-    refuseWrites: options.refuseWrites,
-  });
+  log(
+    `load: ${options.rate} operations/s and ${options.liveRate} live writes/s for ${options.durationS} s over ${options.users} users; clients retry for ${options.retryMs} ms`,
+  );
+  const [load, writes] = await Promise.all([
+    runLoad({
+      base: top.instances.base,
+      users,
+      rate: options.rate,
+      durationS: options.durationS,
+      retryMs: options.retryMs,
+      done: plan.done,
+      refuseWrites: options.refuseWrites,
+    }),
+    runLiveWrites({ instances: instanceUrls, users, dialogs, rate: options.liveRate, durationS: options.durationS, retryMs: options.retryMs, done: plan.done }),
+  ]);
   await plan.finished;
   const loadEnd = Date.now();
-  log(`load done: ${load.samples.length} requests`);
+  log(`load done: ${load.samples.length} requests, ${writes.acknowledged.length} live writes acknowledged`);
+  const byId = new Map(dialogs.map((d) => [d.id, d]));
+  const events = await settle(subscribers.all, () => storedEvents(truth, applicationId, baseline), byId);
+  await subscribers.stop();
+  const live = liveChecks({ subscribers: subscribers.all, events, dialogs, writes, windows: plan.windows, across: PRIMARY_KILL });
   const { checks, unconfirmedApplied } = await runner.step('checks', () => dataChecks(top, load, options));
-  checks.push(...answerChecks(load, plan.windows, options.retryMs));
+  checks.push(...answerChecks(load, plan.windows, options.retryMs), ...live.checks);
   const phases = phaseTable(load.samples, t0, loadEnd, plan.windows);
   const windows = windowTable(load.samples, plan.windows);
   const replica = await replicaReads(top.instances.metricsPorts);
@@ -230,6 +255,8 @@ export async function failoverProof(runner: Runner, options: FailoverOptions): P
     '',
     ...faultLines(load, plan.windows),
     '',
+    ...live.lines,
+    '',
   ];
   const figures = {
     options,
@@ -238,6 +265,7 @@ export async function failoverProof(runner: Runner, options: FailoverOptions): P
     unconfirmed: load.unconfirmed.length,
     unconfirmedApplied,
     phases: phases.figures,
+    live: live.figures,
     faults: windows.figures.map((f, i) => ({ ...f, ...plan.windows[i]!.figures, timeWithoutWritesMs: timeWithoutWrites(load.acknowledged, plan.windows[i]!) })),
   };
   const ok = printReport(lines, checks, figures);
