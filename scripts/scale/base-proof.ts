@@ -41,7 +41,18 @@ import { type LoadResult, runLoad, scheduled } from './load';
 import { log, postgresUser, type Runner, sleep, waitFor } from './processes';
 import { type Check, failedOutside, phaseTable, printReport, windowTable } from './report';
 import { type Seeded, seed } from './seed';
-import { baselineCursor, dialogsOf, killListeners, listenBackends, liveChecks, runLiveWrites, sessionEndCloses, settle, startSubscribers, storedEvents } from './live';
+import {
+  baselineCursor,
+  dialogsOf,
+  killListeners,
+  listenBackends,
+  liveChecks,
+  runLiveWrites,
+  sessionEndCloses,
+  settle,
+  startSubscribers,
+  storedEvents,
+} from './live';
 
 export interface BaseOptions {
   durationS: number;

@@ -79,7 +79,7 @@ export interface Stream {
 type Payload = Record<string, unknown> & { cursor: string };
 
 const sameIds = (a: unknown, b: readonly string[]): boolean =>
-  Array.isArray(a) && a.length === b.length && [...a].sort().join() === [...b].sort().join();
+  Array.isArray(a) && a.length === b.length && (a as unknown[]).map(String).sort().join() === [...b].sort().join();
 
 export const STREAMS: readonly Stream[] = [
   {
@@ -254,7 +254,7 @@ export class Subscriber {
    */
   private refused(errors: readonly GraphQLFormattedError[]): void {
     for (const e of errors) {
-      const code = String(e.extensions?.code ?? 'no code');
+      const code = typeof e.extensions?.code === 'string' ? e.extensions.code : 'no code';
       if (RETRIED_CODES.has(code)) this.retried.push(code);
       else this.errors.push(`${this.name}: ${code} ${e.message}`);
     }
@@ -308,7 +308,12 @@ export async function startSubscribers(options: {
   for (const s of all) s.connect();
   await waitFor('every subscriber connected', () => all.every((s) => s.connections[0]?.acked !== undefined), 60_000);
   log(`subscribers: ${all.length} sockets (${STREAMS.map((s) => s.field).join(', ')}) on ${options.instances.length} instances and HAProxy`);
-  return { all, stop: async () => void (await Promise.all(all.map((s) => s.stop()))) };
+  return {
+    all,
+    stop: async () => {
+      await Promise.all(all.map((s) => s.stop()));
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------
@@ -335,6 +340,13 @@ export interface LiveWrites {
 const SEND = `mutation ProofSend($input: MessageSendInput!) { messageSend(input: $input) { message { databaseId } userErrors { code } } }`;
 const DELETE = `mutation ProofDelete($input: MessagesDeleteInput!) { messagesDelete(input: $input) { outcomes { status } userErrors { code } } }`;
 
+/** What the writes read of an answer: REST's `_id` and `SuccessfullyDeleted`, GraphQL's payloads. */
+interface Answered {
+  _id?: string;
+  SuccessfullyDeleted?: { ids?: string[] };
+  data?: { messageSend?: { message?: { databaseId?: string } | null } | null; messagesDelete?: { outcomes?: { status?: string }[] } | null } | null;
+}
+
 /** One write, each attempt on an instance picked at random; a 503 or no answer retried (50 ms doubling to 800 ms) for `retryMs`. */
 async function write(
   instances: readonly string[],
@@ -343,7 +355,7 @@ async function write(
   pathname: string,
   token: string,
   body?: unknown,
-): Promise<{ status: number; json: any }> {
+): Promise<{ status: number; json: Answered | null }> {
   const deadline = Date.now() + retryMs;
   let delay = 50;
   for (;;) {
@@ -356,7 +368,7 @@ async function write(
         signal: AbortSignal.timeout(Math.max(retryMs, 5_000)),
       });
       const text = await response.text();
-      if (response.status !== 503 || Date.now() > deadline) return { status: response.status, json: text ? JSON.parse(text) : null };
+      if (response.status !== 503 || Date.now() > deadline) return { status: response.status, json: text ? (JSON.parse(text) as Answered) : null };
     } catch {
       if (Date.now() > deadline) return { status: 0, json: null };
     }
@@ -419,7 +431,7 @@ export async function runLiveWrites(options: {
           });
     const ok =
       via === 'REST'
-        ? answer.status === 200 && (answer.json?.SuccessfullyDeleted?.ids as string[] | undefined)?.includes(id) === true
+        ? answer.status === 200 && answer.json?.SuccessfullyDeleted?.ids?.includes(id) === true
         : answer.json?.data?.messagesDelete?.outcomes?.[0]?.status === 'DELETED';
     if (ok) result.acknowledged.push({ kind, via, userId: user.id, dialogId: dialog.id, messageId: id, at });
     else result.unanswered++;
@@ -430,7 +442,9 @@ export async function runLiveWrites(options: {
     const due = Math.floor(((Date.now() - t0) / 1000) * options.rate);
     for (; result.scheduled < due; result.scheduled++) {
       const p: Promise<void> = one()
-        .catch(() => void result.unanswered++)
+        .catch(() => {
+          result.unanswered++;
+        })
         .finally(() => inflight.delete(p));
       inflight.add(p);
     }
@@ -500,7 +514,10 @@ export async function sessionEndCloses(options: {
 }): Promise<Check> {
   const db = await openDatabase({ url: options.primaryUrl, migrate: false, poolMax: 1 });
   const services = createServices(db, { auth: { cacheMs: 0 }, secretsKey: options.secretsKey });
-  const { token } = await createProvisioning(db, { secretsKey: options.secretsKey, services }).applications.createSession(options.applicationId, options.userId);
+  const { token } = await createProvisioning(db, { secretsKey: options.secretsKey, services }).applications.createSession(
+    options.applicationId,
+    options.userId,
+  );
   await services.close();
   await db.close();
   const sockets = options.instances.map((base) => {
@@ -534,7 +551,7 @@ export async function sessionEndCloses(options: {
       detail,
     };
   } finally {
-    await Promise.all(sockets.map((s) => s.client.dispose()));
+    for (const s of sockets) void s.client.dispose();
   }
 }
 
@@ -670,18 +687,31 @@ export function liveChecks(input: LiveCheckInput): { checks: Check[]; figures: L
   const steady = live.filter((l) => !input.windows.some((w) => inWindow(w, l.at)));
   const reconnects = subscribers.reduce((n, s) => n + s.connections.length - 1, 0);
   const closeCodes: Record<string, number> = {};
-  for (const s of subscribers) for (const c of s.connections) if (c.lost !== undefined) closeCodes[String(c.code ?? 'none')] = (closeCodes[String(c.code ?? 'none')] ?? 0) + 1;
+  for (const s of subscribers)
+    for (const c of s.connections) if (c.lost !== undefined) closeCodes[String(c.code ?? 'none')] = (closeCodes[String(c.code ?? 'none')] ?? 0) + 1;
   const figures: LiveFigures = {
     subscribers: subscribers.length,
     owed,
     delivered,
     liveDeliveries: live.length,
     replayed,
-    latencyP50: percentile(live.map((l) => l.ms), 50),
-    latencyP99: percentile(live.map((l) => l.ms), 99),
+    latencyP50: percentile(
+      live.map((l) => l.ms),
+      50,
+    ),
+    latencyP99: percentile(
+      live.map((l) => l.ms),
+      99,
+    ),
     latencyMax: live.length === 0 ? NaN : Math.max(...live.map((l) => l.ms)),
-    steadyP50: percentile(steady.map((l) => l.ms), 50),
-    steadyP99: percentile(steady.map((l) => l.ms), 99),
+    steadyP50: percentile(
+      steady.map((l) => l.ms),
+      50,
+    ),
+    steadyP99: percentile(
+      steady.map((l) => l.ms),
+      99,
+    ),
     reconnects,
     closeCodes,
   };
@@ -695,10 +725,7 @@ export function liveChecks(input: LiveCheckInput): { checks: Check[]; figures: L
   const checks: Check[] = [
     {
       name: `live: every subscriber received every event it is owed exactly once, as stored, in order per dialog (${subscribers.length} subscribers, each owed at least 1)`,
-      ok:
-        subscribers.length > 0 &&
-        leastOwed >= 1 &&
-        sum('missing') + sum('duplicates') + sum('extra') + sum('disagreeing') + sum('outOfOrder') === 0,
+      ok: subscribers.length > 0 && leastOwed >= 1 && sum('missing') + sum('duplicates') + sum('extra') + sum('disagreeing') + sum('outOfOrder') === 0,
       detail:
         `${owed} owed, ${delivered} delivered: missing ${sum('missing')}, twice ${sum('duplicates')}, not owed ${sum('extra')}, ` +
         `unlike the table ${sum('disagreeing')}, out of order ${sum('outOfOrder')}; least owed to one subscriber ${leastOwed}` +
@@ -717,12 +744,17 @@ export function liveChecks(input: LiveCheckInput): { checks: Check[]; figures: L
     const w = input.windows.find((one) => one.name === name);
     // Direct subscribers whose socket was on the killed instance when it died.
     const onIt = subscribers.filter(
-      (s) => s.placement.kind === 'direct' && w !== undefined && s.connections.some((c) => c.url.endsWith(`:${portOf(s, instance)}`) && c.lost !== undefined && inWindow(w, c.lost)),
+      (s) =>
+        s.placement.kind === 'direct' &&
+        w !== undefined &&
+        s.connections.some((c) => c.url.endsWith(`:${portOf(s, instance)}`) && c.lost !== undefined && inWindow(w, c.lost)),
     );
     const movedAndReplayed = onIt.map((s) => {
       const index = s.connections.findIndex((c) => c.lost !== undefined && w !== undefined && inWindow(w, c.lost));
       const next = s.connections[index + 1];
-      const got = next ? s.deliveries.filter((d) => d.connection === index + 1 && (eventBy.get(d.cursor)?.createdAt ?? Infinity) < (next.acked ?? 0)).length : 0;
+      const got = next
+        ? s.deliveries.filter((d) => d.connection === index + 1 && (eventBy.get(d.cursor)?.createdAt ?? Infinity) < (next.acked ?? 0)).length
+        : 0;
       return { elsewhere: next?.acked !== undefined && !next.url.endsWith(`:${portOf(s, instance)}`), got };
     });
     const replayedToThem = movedAndReplayed.reduce((n, m) => n + m.got, 0);
@@ -737,10 +769,7 @@ export function liveChecks(input: LiveCheckInput): { checks: Check[]; figures: L
     const w = input.windows.find((one) => one.name === input.listenerKill!.window);
     const terminated = Number(w?.figures.terminated ?? 0);
     const during = w ? events.filter((e) => inWindow(w, e.createdAt)) : [];
-    const missingDuring = subscribers.reduce(
-      (n, s) => n + tally(s, during, dialogs).missing,
-      0,
-    );
+    const missingDuring = subscribers.reduce((n, s) => n + tally(s, during, dialogs).missing, 0);
     const owedDuring = subscribers.reduce((n, s) => n + tally(s, during, dialogs).owed, 0);
     checks.push({
       name: `live: every instance's LISTEN connection killed (pg_terminate_backend): each listened again, the events written meanwhile all delivered`,
