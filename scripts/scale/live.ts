@@ -163,6 +163,19 @@ interface Connection {
 /** A subscription's errors that mean "try again" (the service's 503 codes): a client subscribes again with `after`. */
 const RETRIED_CODES: ReadonlySet<string> = new Set(['SERVICE_UNAVAILABLE', 'DATABASE_TIMEOUT', 'DATABASE_BUSY']);
 
+/**
+ * graphql-ws's dispose waits for a connection still being made, and rejects
+ * with its close event when that one failed (an instance just killed): a
+ * socket that never opened is closed all the same.
+ */
+const dispose = async (client: Client): Promise<void> => {
+  try {
+    await client.dispose();
+  } catch {
+    // Never opened: nothing to close.
+  }
+};
+
 export type Placement = { kind: 'balancer' } | { kind: 'direct'; home: number };
 
 export class Subscriber {
@@ -265,7 +278,7 @@ export class Subscriber {
     this.generation++;
     connection.lost = Date.now();
     connection.code = code;
-    void this.client?.dispose();
+    if (this.client) void dispose(this.client);
     // Elsewhere: a direct subscriber tries the next instance.
     if (this.placement.kind === 'direct') this.hops++;
     const delay = Math.min(1_000 * 2 ** this.failures, 4_000);
@@ -275,7 +288,7 @@ export class Subscriber {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.client?.dispose();
+    if (this.client) await dispose(this.client);
   }
 }
 
@@ -551,7 +564,7 @@ export async function sessionEndCloses(options: {
       detail,
     };
   } finally {
-    for (const s of sockets) void s.client.dispose();
+    await Promise.all(sockets.map((s) => dispose(s.client)));
   }
 }
 
