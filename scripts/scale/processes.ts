@@ -127,6 +127,11 @@ export class Runner {
   /** Runs `main`, then cleans up whatever happened; Ctrl-C cleans up too. Sets the exit code. */
   run(label: string, main: () => Promise<boolean>): void {
     process.on('SIGINT', () => void this.cleanup().then(() => process.exit(130)));
+    // A rejection nobody handled would end the process with its clusters, instances and proxies left running.
+    process.on('unhandledRejection', (reason) => {
+      process.stderr.write(`${label} failed: unhandled rejection: ${(reason as Error | undefined)?.stack ?? String(reason)}\n`);
+      void this.cleanup().then(() => process.exit(1));
+    });
     main()
       .then((ok) => {
         if (!ok) process.exitCode = 1;
