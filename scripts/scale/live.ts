@@ -755,20 +755,18 @@ export function liveChecks(input: LiveCheckInput): { checks: Check[]; figures: L
   if (input.instanceKill) {
     const { window: name, instance } = input.instanceKill;
     const w = input.windows.find((one) => one.name === name);
+    // A socket the instance's death ended (it was open on it), and the first one acknowledged after it (an attempt in
+    // between may have failed: 4408 when a busy instance did not read connection_init in time; the client went on).
+    const killedOn = (s: Subscriber, c: Connection) =>
+      c.url.endsWith(`:${portOf(s, instance)}`) && c.acked !== undefined && c.lost !== undefined && w !== undefined && inWindow(w, c.lost);
     // Direct subscribers whose socket was on the killed instance when it died.
-    const onIt = subscribers.filter(
-      (s) =>
-        s.placement.kind === 'direct' &&
-        w !== undefined &&
-        s.connections.some((c) => c.url.endsWith(`:${portOf(s, instance)}`) && c.lost !== undefined && inWindow(w, c.lost)),
-    );
+    const onIt = subscribers.filter((s) => s.placement.kind === 'direct' && s.connections.some((c) => killedOn(s, c)));
     const movedAndReplayed = onIt.map((s) => {
-      const index = s.connections.findIndex((c) => c.lost !== undefined && w !== undefined && inWindow(w, c.lost));
-      const next = s.connections[index + 1];
-      const got = next
-        ? s.deliveries.filter((d) => d.connection === index + 1 && (eventBy.get(d.cursor)?.createdAt ?? Infinity) < (next.acked ?? 0)).length
-        : 0;
-      return { elsewhere: next?.acked !== undefined && !next.url.endsWith(`:${portOf(s, instance)}`), got };
+      const index = s.connections.findIndex((c) => killedOn(s, c));
+      const resumed = s.connections.findIndex((c, i) => i > index && c.acked !== undefined);
+      const next = resumed < 0 ? undefined : s.connections[resumed]!;
+      const got = next ? s.deliveries.filter((d) => d.connection === resumed && (eventBy.get(d.cursor)?.createdAt ?? Infinity) < next.acked!).length : 0;
+      return { elsewhere: next !== undefined && !next.url.endsWith(`:${portOf(s, instance)}`), got };
     });
     const replayedToThem = movedAndReplayed.reduce((n, m) => n + m.got, 0);
     const missingThem = onIt.reduce((n, s) => n + tally(s, events, dialogs).missing, 0);
