@@ -92,7 +92,10 @@ function faults(top: Topology): Fault[] {
       at: 0.15,
       run: async () => {
         const started = Date.now();
-        old = cluster.node((await cluster.leader())!);
+        // The leader as Patroni reports it running (on a loaded machine its state may read otherwise for a moment).
+        let leader: string | undefined;
+        await waitFor('a running leader', async () => (leader = await cluster.leader()) !== undefined, 60_000);
+        old = cluster.node(leader!);
         await cluster.kill(old);
         await waitFor('another node promoted', async () => ![undefined, old!.name].includes(await cluster.leader()), 120_000);
         const promotedMs = Date.now() - started;
