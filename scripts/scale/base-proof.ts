@@ -6,7 +6,9 @@
 // through Redis) and HAProxy checking /readyz. A fixed-rate mixed load runs
 // over every operation for --duration seconds while faults are injected:
 // SIGKILL one instance and restart it, restart the standby, SIGTERM another
-// and restart it, restart Redis.
+// and restart it, kill every instance's LISTEN connection, restart Redis.
+// Live subscribers (scripts/scale/live.ts) run on every instance and through
+// HAProxy while sends and deletes hit random instances.
 //
 // It asserts and prints: every acknowledged write present on the primary and,
 // after catch-up, on the standby, and at least half the writes the schedule
@@ -17,7 +19,12 @@
 // across the 3 instances; a revoked session refused everywhere while its
 // credential cache would still have held it; 0 new deadlocks; reads served by
 // the replica > 0; errors per fault window and how long each lasted; p50/p99
-// per phase.
+// per phase. And the live checks (scripts/scale/live.ts): every subscriber
+// received every event it is owed exactly once, in order per dialog, across
+// the instance kill (its clients reconnecting elsewhere with `after`) and the
+// LISTEN connections' kill; every acknowledged write one event; a session
+// ended on one instance closes its sockets on all with 4403 within a second;
+// delivery latency p50/p99.
 import { Pool } from 'pg';
 import { type Cluster, clustersAvailable, createPrimary, createStandby } from '../lib/pg-cluster';
 import { writePgbouncerConfig } from '../lib/pgbouncer';

@@ -130,3 +130,40 @@ describe('live checks', () => {
     expect(run([s]).checks[1]!.ok).toBe(false);
   });
 });
+
+describe('the instance kill', () => {
+  const killed = 'http://127.0.0.1:1001';
+  const other = 'http://127.0.0.1:1002';
+  const window = { name: 'kill', start: 100, end: 1_000, dropsConnections: true, figures: {} };
+  const e = { ...event(DIALOG_A, 'deleted', null, 50), createdAt: 500 };
+  function moved(to: string, got: boolean): Subscriber {
+    const s = new Subscriber(STREAMS[0]!, user(1), undefined, { kind: 'direct', home: 0 }, { balancer: '', instances: [killed, other] }, 'baseline');
+    s.connections.push({ url: killed, after: 'baseline', opened: 0, acked: 10, lost: 150, code: 1006 });
+    // A failed attempt in between (4408 from a busy instance), then the socket that resumed.
+    s.connections.push({ url: other, after: 'baseline', opened: 1_150, lost: 1_160, code: 4408 });
+    s.connections.push({ url: to, after: 'baseline', opened: 1_200, acked: 1_250 });
+    if (got) s.deliveries.push({ cursor: e.cursor, at: 1_300, payload: payloadOf(e), connection: 2 });
+    return s;
+  }
+  const check = (s: Subscriber) =>
+    liveChecks({
+      subscribers: [s],
+      events: [e],
+      dialogs,
+      writes: { acknowledged: [], unanswered: 0, scheduled: 0 },
+      windows: [window],
+      instanceKill: { window: 'kill', instance: 0 },
+    }).checks[3]!;
+
+  test('reconnected on another instance, the event written meanwhile replayed: passes', () => {
+    expect(check(moved(other, true))).toMatchObject({
+      ok: true,
+      detail: '1 subscribers, 1 reconnected on another instance with after, 1 events replayed to them, 0 missed',
+    });
+  });
+
+  test('back on the killed instance, or nothing replayed (missed): fails', () => {
+    expect(check(moved(killed, true)).ok).toBe(false);
+    expect(check(moved(other, false))).toMatchObject({ ok: false, detail: expect.stringMatching(/0 events replayed to them, 1 missed/) });
+  });
+});
