@@ -237,12 +237,17 @@ export class Subscriber {
       },
     });
     this.client = client;
+    let answeredErrors = false;
     const dialogArg = this.dialogId && this.placement.kind === 'balancer' ? toGlobalId('Dialog', this.dialogId) : this.dialogId;
     client.subscribe<Record<string, Payload>>(
       { query: this.stream.document, variables: { dialogId: dialogArg ?? null, after: connection.after } },
       {
         next: (result) => {
-          if (result.errors) this.refused(result.errors);
+          if (result.errors) {
+            // graphql-ws ends a subscription whose start failed with a result carrying errors, then complete.
+            answeredErrors = true;
+            this.refused(result.errors);
+          }
           const payload = result.data?.[this.stream.field];
           if (payload) this.deliveries.push({ cursor: payload.cursor, at: Date.now(), payload, connection: index });
         },
@@ -253,7 +258,8 @@ export class Subscriber {
         },
         complete: () => {
           if (this.stopped || generation !== this.generation) return;
-          this.errors.push(`${this.name}: completed by the server`);
+          // After errors (judged when they came): subscribe again. Without: the server ended a live subscription.
+          if (!answeredErrors) this.errors.push(`${this.name}: completed by the server`);
           this.lose(generation, connection, undefined);
         },
       },
