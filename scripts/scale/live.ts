@@ -31,7 +31,7 @@
 //   event's created_at, the writing transaction's start, on this one
 //   machine's clock) for live deliveries, and the replayed ones separately.
 //
-// A second stream (messageAdded) is one more entry of STREAMS: its
+// Each stream (messagesDeleted, messageAdded) is one entry of STREAMS: its
 // document, the table's kinds it carries, whom an event is owed to, and what
 // its payload must agree with; subscribers, reconnects and checks follow.
 import type { GraphQLFormattedError } from 'graphql';
@@ -95,9 +95,16 @@ export const STREAMS: readonly Stream[] = [
       payload.dialogId === toGlobalId('Dialog', event.dialogId) &&
       sameIds(payload.deletedMessageDatabaseIds, event.messageIds),
   },
-  // messageAdded: { field: 'messageAdded', document: `subscription ($dialogId: ID, $after: String) { messageAdded(dialogId: $dialogId, after: $after)
-  // { cursor message { databaseId } } }`, kinds: ['added'], owed: (_e, userId, occupants) => occupants.has(userId),
-  // agrees: (p, e) => (p.message as { databaseId?: string } | null)?.databaseId === e.messageIds[0] } — and the writes' sends are checked below.
+  {
+    field: 'messageAdded',
+    document: `subscription ProofMessageAdded($dialogId: ID, $after: String) {
+      messageAdded(dialogId: $dialogId, after: $after) { cursor message { databaseId } }
+    }`,
+    kinds: ['added'],
+    // Every current occupant, the sender included (docs/decisions.md, messageAdded).
+    owed: (_event, userId, occupants) => occupants.has(userId),
+    agrees: (payload, event) => (payload.message as { databaseId?: string } | null)?.databaseId === event.messageIds[0],
+  },
 ];
 
 export interface Dialog {
