@@ -257,7 +257,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     liveRate: num('live-rate', values['live-rate'], base.liveRate, 1),
     liveSeconds: num('live-seconds', values['live-seconds'], base.liveSeconds, 0.1, false),
   };
-  if (options.liveSockets % options.liveDialogs !== 0) throw new Error('--live-sockets must be a multiple of --live-dialogs (the same subscribers in every dialog)');
+  if (options.liveSockets % options.liveDialogs !== 0)
+    throw new Error('--live-sockets must be a multiple of --live-dialogs (the same subscribers in every dialog)');
   // One user per socket: users 3.. (1 is the caller, 2 the other occupant).
   if (options.liveSockets > options.users - 2) throw new Error('--live-sockets: at most --users - 2 (one user per socket)');
   if (options.sweepBatch > 100_000) throw new Error("--sweep-batch: at most 100000 (SWEEP_BATCH_SIZE's bound)");

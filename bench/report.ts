@@ -201,7 +201,11 @@ function judgeHistory(report: Report, s: ScenarioOf, add: Add): void {
     add(`${name}: req/s ratio to bare ≥ ${fmt(bar)} (${from})`, `${fmt(sc.ratios.reqPerSec)}${spread(sc)}`, sc.ratios.reqPerSec >= bar);
   }
   const failed = h.checks.filter((c) => !c.passed);
-  add('History pages answer the seeded ids at every position (both surfaces and the bare query)', failed.length ? failed.map((c) => c.name).join(', ') : `${h.checks.length}/${h.checks.length}`, failed.length === 0);
+  add(
+    'History pages answer the seeded ids at every position (both surfaces and the bare query)',
+    failed.length ? failed.map((c) => c.name).join(', ') : `${h.checks.length}/${h.checks.length}`,
+    failed.length === 0,
+  );
 }
 
 /**
@@ -215,7 +219,11 @@ function judgeLive(report: Report, s: ScenarioOf, add: Add): void {
   if (!live) return;
   const n = live.sockets.toLocaleString('en-US');
   const kb = live.memory.perSocketKb;
-  add(`Live: resident memory per idle socket (${n}, one subscription each) < 40 KB`, kb === null ? 'not measured' : `${fmt(kb, 1)} KB`, kb === null ? null : kb < 40);
+  add(
+    `Live: resident memory per idle socket (${n}, one subscription each) < 40 KB`,
+    kb === null ? 'not measured' : `${fmt(kb, 1)} KB`,
+    kb === null ? null : kb < 40,
+  );
   add(
     `Live: delivery p99 < 100 ms at ${live.rate.toLocaleString('en-US')} events/s over ${live.dialogs.toLocaleString('en-US')} dialogs × ${live.subscribersPerDialog}`,
     `p50 ${fmt(live.latency.p50)} ms, p99 ${fmt(live.latency.p99)} ms (runs: ${live.runs.map((r) => fmt(r.p99)).join(' / ')})`,
@@ -224,7 +232,11 @@ function judgeLive(report: Report, s: ScenarioOf, add: Add): void {
   const owed = live.runs.reduce((a, r) => a + r.expected, 0);
   const got = live.runs.reduce((a, r) => a + r.delivered, 0);
   const extra = live.runs.reduce((a, r) => a + r.unexpected, 0);
-  add('Live: every delivery owed made, exactly once', `${got.toLocaleString('en-US')}/${owed.toLocaleString('en-US')}${extra ? `, ${extra} not owed` : ''}`, got === owed && extra === 0);
+  add(
+    'Live: every delivery owed made, exactly once',
+    `${got.toLocaleString('en-US')}/${owed.toLocaleString('en-US')}${extra ? `, ${extra} not owed` : ''}`,
+    got === owed && extra === 0,
+  );
   if (live.lookups) {
     for (const surface of ['rest', 'graphql'] as const) {
       const open = live.lookups[surface];
@@ -366,10 +378,15 @@ function liveLines(l: Live): string[] {
       `${l.dialogs.toLocaleString('en-US')} dialogs × ${l.subscribersPerDialog} subscribers; service RSS ${fmt(l.memory.beforeMb, 1)} → ${fmt(l.memory.openMb, 1)} MB: ${fmt(l.memory.perSocketKb, 1)} KB per socket.`,
     `Delivery at ${l.rate.toLocaleString('en-US')} events/s for ${fmt(l.seconds)} s per run (from the UPDATE's sending to the client's receipt): ` +
       l.runs
-        .map((r) => `${r.delivered}/${r.expected} at ${r.sentPerSecond}/s p50 ${fmt(r.p50)} p99 ${fmt(r.p99)} max ${fmt(r.max)} ms (the UPDATE's own p50 ${fmt(r.commitP50)}, p99 ${fmt(r.commitP99)})`)
+        .map(
+          (r) =>
+            `${r.delivered}/${r.expected} at ${r.sentPerSecond}/s p50 ${fmt(r.p50)} p99 ${fmt(r.p99)} max ${fmt(r.max)} ms (the UPDATE's own p50 ${fmt(r.commitP50)}, p99 ${fmt(r.commitP99)})`,
+        )
         .join('; ') +
       '.',
-    ...(l.lookups ? [`Lookups with the sockets open, req/s to the same round's baseline: REST ${spreadText(l.lookups.rest)}, GraphQL ${spreadText(l.lookups.graphql)}.`] : []),
+    ...(l.lookups
+      ? [`Lookups with the sockets open, req/s to the same round's baseline: REST ${spreadText(l.lookups.rest)}, GraphQL ${spreadText(l.lookups.graphql)}.`]
+      : []),
   ];
 }
 

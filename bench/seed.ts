@@ -355,7 +355,7 @@ async function seedDialog(
 
 /** What the seeding statements need of the database's pool. */
 interface Sql {
-  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
 /**
@@ -414,7 +414,7 @@ async function seedLive(db: Sql, provisioning: Provisioning, applicationId: numb
     'SELECT id, external_user_id AS ext FROM users WHERE application_id = $1 AND external_user_id BETWEEN 3 AND $2 ORDER BY external_user_id',
     [applicationId, 2 + options.liveSockets],
   );
-  const userIds = rows.map((r: { id: number }) => r.id);
+  const userIds = (rows as { id: number }[]).map((r) => r.id);
   if (userIds.length !== options.liveSockets) throw new Error(`live: found ${userIds.length} of ${options.liveSockets} users`);
   const bar = progress('live dialogs (provisioning.messages.createDialog)', options.liveDialogs);
   const dialogs: LiveSeed['dialogs'] = [];

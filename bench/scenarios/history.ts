@@ -71,7 +71,8 @@ function positions(h: HistorySeed) {
 }
 
 /** A GraphQL page's body must hold edges and no errors. */
-const graphqlOk = (status: number, body: string) => status !== 200 || (body.startsWith('{"data":{"node":{"messages":{"edges":[{') && !body.includes('"errors"'));
+const graphqlOk = (status: number, body: string) =>
+  status !== 200 || (body.startsWith('{"data":{"node":{"messages":{"edges":[{') && !body.includes('"errors"'));
 
 function specs(ctx: BenchContext, h: HistorySeed, bad: Record<Key, number>): Record<Key, RunSpec> {
   const p = positions(h);
@@ -199,14 +200,24 @@ export async function runHistory(ctx: BenchContext): Promise<History> {
   const n = h.messages.toLocaleString('en-US');
   const p = positions(h);
   const scenarios = [
-    scenario('graphql_history_first', `POST /graphql Dialog.messages(last: 50), the newest page of ${n}, beside the bare keyset query`, 'graphql_first', 'base_first'),
+    scenario(
+      'graphql_history_first',
+      `POST /graphql Dialog.messages(last: 50), the newest page of ${n}, beside the bare keyset query`,
+      'graphql_first',
+      'base_first',
+    ),
     scenario(
       'graphql_history_deep',
       `POST /graphql Dialog.messages(last: 50, before: cursor), the page before message ${(Math.floor(h.messages / 2) + 1).toLocaleString('en-US')} of ${n}, beside the bare keyset query there`,
       'graphql_deep',
       'base_deep',
     ),
-    scenario('rest_history_first', `GET /chat/Message.json?limit=50&sort_desc=date_sent, the newest page of ${n}, beside the bare keyset query`, 'rest_first', 'base_first'),
+    scenario(
+      'rest_history_first',
+      `GET /chat/Message.json?limit=50&sort_desc=date_sent, the newest page of ${n}, beside the bare keyset query`,
+      'rest_first',
+      'base_first',
+    ),
     scenario(
       'rest_history_deep_skip',
       `GET /chat/Message.json?limit=50&sort_desc=date_sent&skip=${p.restSkip} (an offset), beside the bare keyset query at the same position`,

@@ -79,19 +79,29 @@ interface Socket {
 const SUBSCRIPTION = 'subscription Deleted($dialog: ID!) { messagesDeleted(dialogId: $dialog) { deletedMessageDatabaseIds } }';
 
 /** Opens one socket, initialises it and subscribes; resolves at connection_ack. */
-function open(url: string, apiKey: string, userId: number, dialogId: string, onNext: (ids: string[]) => void, onClose: (code: number) => void): Promise<WebSocket> {
+function open(
+  url: string,
+  apiKey: string,
+  userId: number,
+  dialogId: string,
+  onNext: (ids: string[]) => void,
+  onClose: (code: number) => void,
+): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false });
     let acked = false;
     ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: `ApiKey ${apiKey}`, 'On-Behalf-Of': String(userId) } })));
     ws.on('message', (data: Buffer) => {
-      const message = JSON.parse(data.toString('utf8')) as { type: string; payload?: any };
+      const message = JSON.parse(data.toString('utf8')) as {
+        type: string;
+        payload?: { data?: { messagesDeleted?: { deletedMessageDatabaseIds?: string[] } } };
+      };
       if (message.type === 'connection_ack') {
         acked = true;
         ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { dialog: dialogId } } }));
         resolve(ws);
       } else if (message.type === 'next') {
-        const ids = message.payload?.data?.messagesDeleted?.deletedMessageDatabaseIds as string[] | undefined;
+        const ids = message.payload?.data?.messagesDeleted?.deletedMessageDatabaseIds;
         if (ids) onNext(ids);
       } else if (message.type === 'ping') {
         ws.send('{"type":"pong"}');
@@ -141,7 +151,9 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
   // A socket is a file descriptor on both ends: the harness and the service each need one per socket and some room.
   const limit = openFilesLimit();
   if (limit !== null && limit < options.liveSockets + 1_000) {
-    throw new Error(`live: ulimit -n is ${limit}; ${options.liveSockets} sockets need at least ${options.liveSockets + 1_000} (raise it, or lower --live-sockets)`);
+    throw new Error(
+      `live: ulimit -n is ${limit}; ${options.liveSockets} sockets need at least ${options.liveSockets + 1_000} (raise it, or lower --live-sockets)`,
+    );
   }
   const seed = seeded.live;
   if (!seed) throw new Error('live: the dialogs were not seeded');
@@ -205,7 +217,8 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
   await sleep(Math.max(3_000, options.liveSockets / 2));
   const serviceSockets = await gauge(ctx, 'graphql_ws_connections');
   const openRss = await rssOf(service.pid);
-  const perSocketKb = beforeRss !== null && openRss !== null && sockets.length > 0 ? Math.round(((openRss - beforeRss) / sockets.length / 1024) * 10) / 10 : null;
+  const perSocketKb =
+    beforeRss !== null && openRss !== null && sockets.length > 0 ? Math.round(((openRss - beforeRss) / sockets.length / 1024) * 10) / 10 : null;
   log(`  service RSS ${mb(beforeRss)} MB before, ${mb(openRss)} MB with the sockets open: ${perSocketKb} KB per socket`);
 
   const pool = new Pool({ connectionString: seeded.databaseUrl, max: 8 });
@@ -233,7 +246,7 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
         sentAt.set(id, sent);
         void pool.query('UPDATE messages SET deleted_at = now(), body = NULL WHERE id = $1', [id]).then(
           () => commits.push(performance.now() - sent),
-          (error: Error) => ctx.warn(`live: a delete failed: ${error.message}`),
+          (error: unknown) => ctx.warn(`live: a delete failed: ${(error as Error).message}`),
         );
       }
       const sentPerSecond = Math.round(events / ((performance.now() - t0) / 1000));
