@@ -374,7 +374,7 @@ function historyTable(h: HistoryComparison): string[] {
 
 function liveLines(l: Live): string[] {
   return [
-    `Live: ${l.sockets.toLocaleString('en-US')} sockets open in ${fmt(l.openSeconds)} s (${l.refused} refused, ${l.closedEarly} closed early; the service counted ${fmt(l.serviceSockets, 0)}), ` +
+    `Live: ${l.sockets.toLocaleString('en-US')} sockets open in ${fmt(l.openSeconds)} s (${l.refused} refused, ${l.retried} handshakes retried after 1013, ${l.closedEarly} closed early; the service counted ${fmt(l.serviceSockets, 0)}), ` +
       `${l.dialogs.toLocaleString('en-US')} dialogs × ${l.subscribersPerDialog} subscribers; service RSS ${fmt(l.memory.beforeMb, 1)} → ${fmt(l.memory.openMb, 1)} MB: ${fmt(l.memory.perSocketKb, 1)} KB per socket.`,
     `Delivery at ${l.rate.toLocaleString('en-US')} events/s for ${fmt(l.seconds)} s per run (from the UPDATE's sending to the client's receipt): ` +
       l.runs

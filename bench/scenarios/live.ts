@@ -54,8 +54,9 @@ export interface Live {
   subscribersPerDialog: number;
   /** Seconds to open every socket and receive its connection_ack. */
   openSeconds: number;
-  /** Sockets the service refused or closed before the runs ended. */
+  /** Sockets the service refused (after 5 tries) or closed before the runs ended; handshakes retried after a 1013. */
   refused: number;
+  retried: number;
   closedEarly: number;
   /** The service's graphql_ws_connections gauge once every socket was open. */
   serviceSockets: number | null;
@@ -177,15 +178,27 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
   const sockets: Socket[] = [];
   const started = performance.now();
   const jobs = seed.dialogs.flatMap((dialog, d) => dialog.userIds.map((userId) => ({ d, userId, dialogId: toGlobalId('Dialog', dialog.id) })));
-  // At most 200 handshakes at once: the service answers each upgrade and init in turn.
-  for (let i = 0; i < jobs.length; i += 200) {
+  // At most 50 handshakes at once, and a socket the service closes with 1013
+  // (try again later: its pool busy checking credentials) retried after a
+  // pause, up to 5 times, as a client would.
+  let retried = 0;
+  const connect = async (userId: number, dialogId: string, onNext: (ids: string[]) => void, onClose: (code: number) => void) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await open(url, seeded.apiKey, userId, dialogId, onNext, onClose);
+      } catch (error) {
+        if (attempt >= 5 || !/closed 1013/.test((error as Error).message)) throw error;
+        retried++;
+        await sleep(500 * attempt);
+      }
+    }
+  };
+  for (let i = 0; i < jobs.length; i += 50) {
     await Promise.all(
-      jobs.slice(i, i + 200).map(async ({ d, userId, dialogId }) => {
+      jobs.slice(i, i + 50).map(async ({ d, userId, dialogId }) => {
         const socket: Socket = { ws: undefined as unknown as WebSocket, dialog: d, seen: new Set() };
         try {
-          socket.ws = await open(
-            url,
-            seeded.apiKey,
+          socket.ws = await connect(
             userId,
             dialogId,
             (ids) => {
@@ -212,7 +225,9 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
     );
   }
   const openSeconds = Math.round((performance.now() - started) / 10) / 100;
-  log(`  ${sockets.length.toLocaleString('en-US')} sockets open and subscribed in ${openSeconds} s (${refused} refused)`);
+  log(
+    `  ${sockets.length.toLocaleString('en-US')} sockets open and subscribed in ${openSeconds} s (${refused} refused, ${retried} handshakes retried after 1013)`,
+  );
   // The subscribe messages were sent at each ack: give the service time to set every subscription up, then let it idle.
   await sleep(Math.max(3_000, options.liveSockets / 2));
   const serviceSockets = await gauge(ctx, 'graphql_ws_connections');
@@ -221,7 +236,9 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
     beforeRss !== null && openRss !== null && sockets.length > 0 ? Math.round(((openRss - beforeRss) / sockets.length / 1024) * 10) / 10 : null;
   log(`  service RSS ${mb(beforeRss)} MB before, ${mb(openRss)} MB with the sockets open: ${perSocketKb} KB per socket`);
 
-  const pool = new Pool({ connectionString: seeded.databaseUrl, max: 8 });
+  // The writers: 32 connections, as many users deleting at once (8 could not
+  // keep 1,000 commits a second going on this machine: the writes queued).
+  const pool = new Pool({ connectionString: seeded.databaseUrl, max: 32 });
   pool.on('error', () => {});
   const runs: LatencyRun[] = [];
   const perRound = Math.ceil((options.liveRate * options.liveSeconds) / options.liveDialogs);
@@ -291,6 +308,7 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
     subscribersPerDialog: per,
     openSeconds,
     refused,
+    retried,
     closedEarly,
     serviceSockets,
     memory: { beforeMb: mb(beforeRss), openMb: mb(openRss), perSocketKb },
