@@ -5,15 +5,16 @@
 // liveSockets / liveDialogs subscribers. Then:
 //  1. memory: the service's resident set before the sockets open and once
 //     they are open, subscribed and idle, per socket;
-//  2. delivery latency: options.liveRate deletes for everyone a second for
+//  2. (after 3) delivery latency: options.liveRate deletes for everyone a second for
 //     options.liveSeconds, round-robin over the dialogs, each a raw UPDATE
 //     as another program would write it (the event comes from the table's
 //     trigger, as for any writer); latency from the UPDATE's sending (its own
 //     round trip and commit included) to the event's arrival at each of its
 //     dialog's subscribers; one run per round;
 //  3. the lookups (REST, GraphQL and the baseline, alternating rounds) with
-//     every socket still open, for their ratios beside the lookups measured
-//     without sockets earlier in the same run.
+//     every socket open and idle (measured before the latency runs), for
+//     their ratios beside the lookups measured without sockets earlier in
+//     the same run.
 // The sockets are clients in the harness's own process: raw `ws` sockets
 // speaking the protocol (a graphql-ws Client each would weigh on the
 // harness, which also drives the load).
@@ -238,6 +239,12 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
 
   // The writers: 32 connections, as many users deleting at once (8 could not
   // keep 1,000 commits a second going on this machine: the writes queued).
+  // The lookups with every socket open and idle, alternating with the
+  // baseline: before the latency runs, whose backlog (on a machine that cannot
+  // keep up) would otherwise still be read and delivered during them.
+  const lookups = await lookupsWithSockets(ctx);
+  const scenarios = lookups?.scenarios ?? [];
+
   const pool = new Pool({ connectionString: seeded.databaseUrl, max: 32 });
   pool.on('error', () => {});
   const runs: LatencyRun[] = [];
@@ -294,10 +301,6 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
   } finally {
     await pool.end();
   }
-
-  // The lookups with every socket open, alternating with the baseline.
-  const lookups = await lookupsWithSockets(ctx);
-  const scenarios = lookups?.scenarios ?? [];
 
   closing = true;
   for (const s of sockets) s.ws.terminate();
