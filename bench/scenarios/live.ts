@@ -55,6 +55,8 @@ export interface Live {
   subscribersPerDialog: number;
   /** Seconds to open every socket and receive its connection_ack. */
   openSeconds: number;
+  /** Subscriptions answered with an error message (the socket open, no events owed to it). */
+  subscribeErrors: number;
   /** Sockets the service refused (after 5 tries) or closed before the runs ended; handshakes retried after a 1013. */
   refused: number;
   retried: number;
@@ -86,7 +88,7 @@ function open(
   apiKey: string,
   userId: number,
   dialogId: string,
-  onNext: (ids: string[]) => void,
+  onNext: (ids: string[] | null) => void,
   onClose: (code: number) => void,
 ): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
@@ -105,6 +107,8 @@ function open(
       } else if (message.type === 'next') {
         const ids = message.payload?.data?.messagesDeleted?.deletedMessageDatabaseIds;
         if (ids) onNext(ids);
+      } else if (message.type === 'error') {
+        onNext(null);
       } else if (message.type === 'ping') {
         ws.send('{"type":"pong"}');
       }
@@ -171,6 +175,7 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
   let unexpected = 0;
   let closedEarly = 0;
   let refused = 0;
+  let subscribeErrors = 0;
   let closing = false;
 
   // Let what earlier scenarios left settle before reading the resident set.
@@ -183,7 +188,7 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
   // (try again later: its pool busy checking credentials) retried after a
   // pause, up to 5 times, as a client would.
   let retried = 0;
-  const connect = async (userId: number, dialogId: string, onNext: (ids: string[]) => void, onClose: (code: number) => void) => {
+  const connect = async (userId: number, dialogId: string, onNext: (ids: string[] | null) => void, onClose: (code: number) => void) => {
     for (let attempt = 1; ; attempt++) {
       try {
         return await open(url, seeded.apiKey, userId, dialogId, onNext, onClose);
@@ -203,6 +208,10 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
             userId,
             dialogId,
             (ids) => {
+              if (ids === null) {
+                subscribeErrors++;
+                return;
+              }
               const now = performance.now();
               for (const id of ids) {
                 const at = sentAt.get(id);
@@ -304,6 +313,7 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
 
   closing = true;
   for (const s of sockets) s.ws.terminate();
+  if (subscribeErrors > 0) ctx.warn(`live: ${subscribeErrors} subscriptions answered with an error (their deliveries count as missing)`);
   if (closedEarly > 0) ctx.warn(`live: ${closedEarly} sockets closed by the service before the end`);
   const live: Live = {
     sockets: sockets.length,
@@ -312,6 +322,7 @@ export async function runLive(ctx: BenchContext): Promise<{ live: Live; scenario
     openSeconds,
     refused,
     retried,
+    subscribeErrors,
     closedEarly,
     serviceSockets,
     memory: { beforeMb: mb(beforeRss), openMb: mb(openRss), perSocketKb },
