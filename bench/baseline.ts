@@ -10,6 +10,9 @@
 //   GET    /users/external/{external_user_id}.json
 //   GET    /address_book/registered_users.json?udid=&compact=0|1
 //   DELETE /chat/Message/{ids}.json?force=0|1
+//   GET    /__history?chat_dialog_id=&limit=[&before_at=ms&before_id=]
+//                                → {"items":[…]}, the caller's newest `limit` messages
+//                                  (before the position given), newest first
 //   GET    /__statements        → {"statements": n}, statements sent so far
 //   GET    /healthz
 //
@@ -143,6 +146,30 @@ const DELETE_FOR_EVERYONE = `
   )
   SELECT s.user_id AS caller, EXISTS (SELECT 1 FROM denied) AS denied, ARRAY(SELECT id FROM deleted) AS ids FROM s`;
 
+/**
+ * The bare keyset page of a dialog's history (issue 32's benchmark): the
+ * caller's view (occupant; neither deleted for everyone nor hidden by them),
+ * newest first, before the position ($3, $4) when given: one range of the
+ * index messages(dialog_id, created_at). Two statements, with and without
+ * the position, so that neither plan carries the other's case.
+ */
+const historyPage = (before: boolean) => `
+  WITH ${SESSION}
+  SELECT s.user_id AS caller, m.id, m.sender_id, m.body, m.created_at
+    FROM s
+    LEFT JOIN LATERAL (
+      SELECT m.id, m.sender_id, m.body, m.created_at
+        FROM messages m
+       WHERE m.dialog_id = $2 AND m.deleted_at IS NULL
+         AND EXISTS (SELECT 1 FROM dialog_occupants o WHERE o.dialog_id = $2 AND o.user_id = s.user_id)
+         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = s.user_id)
+         ${before ? 'AND (m.created_at, m.id) < (to_timestamp($4::bigint / 1000.0), $5::text)' : ''}
+       ORDER BY m.created_at DESC, m.id DESC
+       LIMIT $3::int
+    ) m ON s.user_id IS NOT NULL`;
+const HISTORY_FIRST = historyPage(false);
+const HISTORY_BEFORE = historyPage(true);
+
 const MESSAGES = {
   noCredentials: 'Token is required: send SVC-Token or Authorization: ApiKey <key>',
   sessionMissing: 'Required session does not exist',
@@ -263,6 +290,26 @@ async function deleteMessages(req: http.IncomingMessage, file: string, query: UR
   });
 }
 
+async function history(req: http.IncomingMessage, query: URLSearchParams): Promise<string> {
+  const token = tokenOf(req, listError);
+  const dialog = query.get('chat_dialog_id') ?? '';
+  if (!OBJECT_ID.test(dialog)) throw listError(422, 'chat_dialog_id must be a 24-hex dialog id');
+  const limit = Number(query.get('limit') ?? 50);
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 1000)) throw listError(422, 'limit must be 1 to 1000');
+  const at = query.get('before_at');
+  const id = query.get('before_id');
+  const rows =
+    at !== null && id !== null
+      ? await run<Row>('history_before', HISTORY_BEFORE, [token, dialog, limit, at, id])
+      : await run<Row>('history_first', HISTORY_FIRST, [token, dialog, limit]);
+  if (rows.length === 0) throw listError(401, MESSAGES.sessionMissing);
+  if (rows[0]!.caller === null) throw listError(403, MESSAGES.needUser);
+  const items = rows
+    .filter((r) => r.id !== null)
+    .map((r) => ({ _id: r.id, chat_dialog_id: dialog, message: r.body, sender_id: r.sender_id, created_at: isoOrNull(r.created_at) }));
+  return JSON.stringify({ items });
+}
+
 async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   req.resume(); // no path here reads a body; drain it so the connection stays usable
   const url = req.url ?? '/';
@@ -280,6 +327,7 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     if (req.method === 'DELETE' && (match = /^\/chat\/Message\/([^/]*)\.json$/.exec(path))) {
       return send(res, 200, await deleteMessages(req, match[1]!, query));
     }
+    if (req.method === 'GET' && path === '/__history') return send(res, 200, await history(req, query));
     if (req.method === 'GET' && path === '/__statements') return send(res, 200, JSON.stringify({ statements }));
     if (req.method === 'GET' && path === '/healthz') return send(res, 200, '{"status":"ok"}');
     return send(res, 404, JSON.stringify({ code: 'NOT_FOUND', message: 'Not found' }));

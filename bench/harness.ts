@@ -11,6 +11,8 @@ import { type Parity, checkParity } from './parity';
 import { SERVICE_BENCH_ENV, memoryOf } from './processes';
 import { log } from './progress';
 import { runDeletes } from './scenarios/deletes';
+import { type HistoryComparison, runHistory } from './scenarios/history';
+import { type Live, runLive } from './scenarios/live';
 import { type LookupComparison, type Lookups, runLookups } from './scenarios/lookups';
 import { runRegistered } from './scenarios/registered';
 import type { Scenario } from './scenarios/scenario';
@@ -36,6 +38,8 @@ export interface Report {
     bigContacts: number;
     bigMatching: number;
     messages: number;
+    historyMessages: number | null;
+    liveDialogs: number | null;
   };
   parity: Parity;
   correctness: Correctness[];
@@ -43,6 +47,10 @@ export interface Report {
   /** The lookups beside the baseline and the peers (null: lookups not run). */
   lookups: LookupComparison | null;
   soak: Soak | null;
+  /** The history pages (issue 32) beside the bare keyset query (null: not run). */
+  history: HistoryComparison | null;
+  /** Live sockets, their memory and delivery latency (issue 33) (null: not run). */
+  live: Live | null;
   memory: { servicePeakMb: number | null; baselinePeakMb: number | null };
   /** Statements per request of the service for the big-book check. */
   bigBookStatementsPerRequest: number | null;
@@ -77,10 +85,27 @@ export async function runBench(options: BenchOptions): Promise<Report> {
     const registered = runs('registered') ? await runRegistered(ctx) : [];
     const deletes = runs('deletes') ? await runDeletes(ctx, plan) : [];
     const sweeper = runs('sweeper') ? await runSweeper(ctx) : [];
-    const scenarios = [...(lookups?.scenarios ?? []), ...registered, ...deletes, ...sweeper];
+    const history = runs('history') ? await runHistory(ctx) : null;
+    const live = runs('live') ? await runLive(ctx) : null;
+    const scenarios = [...(lookups?.scenarios ?? []), ...registered, ...deletes, ...sweeper, ...(history?.scenarios ?? []), ...(live?.scenarios ?? [])];
 
     const soak = options.soak > 0 && lookups ? await runSoak(ctx, lookups.rest) : null;
-    return reportOf({ options, startedAt, machineInfo, plan, seeded, servers, parity, bigBook, scenarios, lookups, soak, warnings });
+    return reportOf({
+      options,
+      startedAt,
+      machineInfo,
+      plan,
+      seeded,
+      servers,
+      parity,
+      bigBook,
+      scenarios,
+      lookups,
+      soak,
+      history: history?.comparison ?? null,
+      live: live?.live ?? null,
+      warnings,
+    });
   } catch (error) {
     describeServers(error, servers);
     throw error;
@@ -103,6 +128,8 @@ interface Outcome {
   scenarios: Scenario[];
   lookups: Lookups | null;
   soak: Soak | null;
+  history: HistoryComparison | null;
+  live: Live | null;
   warnings: string[];
 }
 
@@ -132,12 +159,16 @@ function reportOf(o: Outcome): Report {
       bigContacts: options.bigContacts,
       bigMatching: seeded.bigMatching,
       messages: seeded.messagesSeeded,
+      historyMessages: seeded.history?.messages ?? null,
+      liveDialogs: seeded.live?.dialogs.length ?? null,
     },
     parity: o.parity,
     correctness: o.bigBook.correctness,
     scenarios: o.scenarios,
     lookups: o.lookups?.comparison ?? null,
     soak: o.soak,
+    history: o.history,
+    live: o.live,
     // VmHWM: the peak resident set over each process's whole life.
     memory: { servicePeakMb: mb(hwm.service), baselinePeakMb: mb(hwm.baseline) },
     bigBookStatementsPerRequest: o.bigBook.statementsPerRequest,

@@ -105,6 +105,9 @@ async function database(): Promise<Db> {
     'chatsvc_profile',
     '--user-batch',
     '2000',
+    // The lookups' data only: no history dialog, no live dialogs.
+    '--only',
+    'lookups',
   ]);
   if (options === 'help') throw new Error('unreachable');
   if (values.reuse && existsSync(STATE)) {

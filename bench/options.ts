@@ -30,7 +30,7 @@ export interface BenchOptions {
    * machines is not a figure: the same build measured 0.62 and 0.85.
    */
   rounds: number;
-  /** Scenario groups to run (default all): lookups, registered, deletes. */
+  /** Scenario groups to run (default all): lookups, registered, deletes, sweeper, history, live. */
   only: ScenarioGroup[];
   /**
    * Measure the GraphQL peers with the lookups (Mercurius doing the same
@@ -64,9 +64,19 @@ export interface BenchOptions {
   sweepBacklog: number;
   /** SWEEP_BATCH_SIZE of the sweeper scenario's instance. */
   sweepBatch: number;
+  /** History scenarios (issue 32): messages of the one dialog whose pages are read. */
+  historyMessages: number;
+  /** Live scenario (issue 33): WebSockets held open on the service, one messagesDeleted subscription each. */
+  liveSockets: number;
+  /** Live scenario: dialogs the sockets subscribe to (liveSockets / liveDialogs subscribers each). */
+  liveDialogs: number;
+  /** Live scenario: deletes for everyone a second, spread over the dialogs. */
+  liveRate: number;
+  /** Live scenario: seconds of each latency run (one per round). */
+  liveSeconds: number;
 }
 
-export const SCENARIO_GROUPS = ['lookups', 'registered', 'deletes', 'sweeper'] as const;
+export const SCENARIO_GROUPS = ['lookups', 'registered', 'deletes', 'sweeper', 'history', 'live'] as const;
 export type ScenarioGroup = (typeof SCENARIO_GROUPS)[number];
 
 export const DEFAULT_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -86,6 +96,11 @@ const FULL = {
   // Enough that the sweep outlasts a round's warm-up and measured run on an
   // idle 2-core machine (~50,000 rows/s with nothing else to do).
   sweepBacklog: 1_000_000,
+  historyMessages: 1_000_000,
+  liveSockets: 10_000,
+  liveDialogs: 1_000,
+  liveRate: 1_000,
+  liveSeconds: 10,
 };
 
 // Tiny data: seconds. The big book stays just above PostgreSQL's 65,535
@@ -105,6 +120,12 @@ const SMOKE = {
   heavyConnections: 2,
   soak: 3,
   sweepBacklog: 20_000,
+  // Small enough that REST's deepest skip (messages - 50, two pages of the walk) answers within a 1 s run.
+  historyMessages: 2_000,
+  liveSockets: 200,
+  liveDialogs: 20,
+  liveRate: 100,
+  liveSeconds: 1,
 };
 
 export const USAGE = `Usage: npm run bench -- [options]
@@ -138,6 +159,11 @@ scenario beside the baseline. Writes artifacts/bench-<timestamp>.json.
   --baseline-session-writes  the baseline's token check also slides the session and stamps the user
   --sweep-backlog N       sweeper scenario: expired sessions seeded before each sweeping round (${FULL.sweepBacklog})
   --sweep-batch N         sweeper scenario: SWEEP_BATCH_SIZE of its instance (1000)
+  --history-messages N    history: messages of the dialog whose pages are read (${FULL.historyMessages})
+  --live-sockets N        live: WebSockets held open, one messagesDeleted subscription each (${FULL.liveSockets})
+  --live-dialogs N        live: dialogs they subscribe to, sockets / dialogs subscribers each (${FULL.liveDialogs})
+  --live-rate N           live: deletes for everyone a second, spread over the dialogs (${FULL.liveRate})
+  --live-seconds S        live: seconds of each latency run, one per round (${FULL.liveSeconds})
   --database NAME         the bench database (chatsvc_bench; smoke: a unique name)
   --keep                  keep a smoke run's database
   --out FILE              the JSON report's path
@@ -167,6 +193,11 @@ const FLAGS = {
   'baseline-session-writes': { type: 'boolean' },
   'sweep-backlog': { type: 'string' },
   'sweep-batch': { type: 'string' },
+  'history-messages': { type: 'string' },
+  'live-sockets': { type: 'string' },
+  'live-dialogs': { type: 'string' },
+  'live-rate': { type: 'string' },
+  'live-seconds': { type: 'string' },
   database: { type: 'string' },
   keep: { type: 'boolean' },
   out: { type: 'string' },
@@ -220,7 +251,16 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     out: values.out,
     sweepBacklog: num('sweep-backlog', values['sweep-backlog'], base.sweepBacklog, 1),
     sweepBatch: num('sweep-batch', values['sweep-batch'], 1_000, 1),
+    historyMessages: num('history-messages', values['history-messages'], base.historyMessages, 1_000),
+    liveSockets: num('live-sockets', values['live-sockets'], base.liveSockets, 1),
+    liveDialogs: num('live-dialogs', values['live-dialogs'], base.liveDialogs, 1),
+    liveRate: num('live-rate', values['live-rate'], base.liveRate, 1),
+    liveSeconds: num('live-seconds', values['live-seconds'], base.liveSeconds, 0.1, false),
   };
+  if (options.liveSockets % options.liveDialogs !== 0)
+    throw new Error('--live-sockets must be a multiple of --live-dialogs (the same subscribers in every dialog)');
+  // One user per socket: users 3.. (1 is the caller, 2 the other occupant).
+  if (options.liveSockets > options.users - 2) throw new Error('--live-sockets: at most --users - 2 (one user per socket)');
   if (options.sweepBatch > 100_000) throw new Error("--sweep-batch: at most 100000 (SWEEP_BATCH_SIZE's bound)");
   if (options.users > 9_999_999) throw new Error('--users: at most 9,999,999 (phones are +1555 and 7 digits)');
   return options;

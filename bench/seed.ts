@@ -58,9 +58,40 @@ export interface SeedResult {
   bigMatching: number;
   messagesSeeded: number;
   pools: Record<`${Target}:${DeleteMode}:${DeleteSize}`, DeletePool>;
+  /** The application's API key (the live scenario's sockets: ApiKey with On-Behalf-Of). */
+  apiKey: string;
+  /** The history scenarios' dialog (null: not seeded, the group does not run). */
+  history: HistorySeed | null;
+  /** The live scenario's dialogs (null: not seeded). */
+  live: LiveSeed | null;
   /** Seconds. */
-  timings: { createDatabase: number; users: number; contacts: number; messages: number; total: number; analyze: number };
+  timings: { createDatabase: number; users: number; contacts: number; messages: number; history: number; live: number; total: number; analyze: number };
 }
+
+/**
+ * One dialog of the caller's (and the other occupant's) with `messages`
+ * messages, one millisecond apart: message g (1 = the oldest) has id
+ * historyMessageId(g) and was sent at `firstAt` + g ms.
+ */
+export interface HistorySeed {
+  dialogId: string;
+  messages: number;
+  /** ms since the epoch of message 0 (one before the oldest). */
+  firstAt: number;
+}
+
+export interface LiveSeed {
+  dialogs: {
+    id: string;
+    /** The occupants' user ids (the database's): one socket each. */
+    userIds: number[];
+    /** Messages the latency runs delete, oldest first. */
+    messageIds: string[];
+  }[];
+}
+
+/** The 24-hex id of the history dialog's message g: its own prefix, apart from the service's ObjectIds (a time first). */
+export const historyMessageId = (g: number) => `f0${g.toString(16).padStart(22, '0')}`;
 
 const seconds = (since: number) => Math.round((performance.now() - since) / 10) / 100;
 const pad7 = (n: number) => String(n).padStart(7, '0');
@@ -157,7 +188,7 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
   });
   const provisioning = createProvisioning(db, { secretsKey, services });
   try {
-    const { application } = await provisioning.applications.create('bench');
+    const { application, apiKey } = await provisioning.applications.create('bench');
     const applicationId = application.id;
     const usersSeconds = await seedUsers(services, applicationId, options);
 
@@ -167,6 +198,10 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
     const asCaller = { kind: 'user', applicationId, userId: caller.id, via: 'session' } as const;
     const books = await seedBooks(services, asCaller, options);
     const messages = await seedMessages({ services, provisioning }, { applicationId, ownerId: caller.id, senderId: other.id }, options);
+    const history = options.only.includes('history')
+      ? await seedHistory(db.pool, provisioning, { applicationId, ownerId: caller.id, senderId: other.id }, options)
+      : null;
+    const live = options.only.includes('live') ? await seedLive(db.pool, applicationId, options) : null;
 
     const serviceToken = (await provisioning.applications.createSession(applicationId, caller.id)).token;
     const baselineToken = (await provisioning.applications.createSession(applicationId, caller.id)).token;
@@ -189,11 +224,16 @@ export async function seed(options: BenchOptions): Promise<SeedResult> {
       bigMatching: books.big.matching,
       messagesSeeded: messages.seeded,
       pools: messages.pools,
+      apiKey,
+      history: history?.seed ?? null,
+      live: live?.seed ?? null,
       timings: {
         createDatabase: createSeconds,
         users: usersSeconds,
         contacts: books.seconds,
         messages: messages.seconds,
+        history: history?.seconds ?? 0,
+        live: live?.seconds ?? 0,
         total,
         analyze,
       },
@@ -311,4 +351,104 @@ async function seedDialog(
     made(bodies.length);
   }
   return ids;
+}
+
+/** What the seeding statements need of the database's pool. */
+interface Sql {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * An operator's import of old history, not news: the insert trigger that
+ * records each new message as a live event (issue 33) is off while the bulk
+ * insert runs, else 1,000,000 "added" events would be written and kept for
+ * the events' retention.
+ */
+async function withoutAddedEvents<T>(db: Sql, run: () => Promise<T>): Promise<T> {
+  await db.query('ALTER TABLE messages DISABLE TRIGGER live_events_messages_inserted');
+  try {
+    return await run();
+  } finally {
+    await db.query('ALTER TABLE messages ENABLE TRIGGER live_events_messages_inserted');
+  }
+}
+
+/**
+ * The history scenarios' dialog: options.historyMessages messages in ONE
+ * INSERT … SELECT generate_series on the server (1,000,000 in seconds, where
+ * messages.createMany's 10,000-row batches would take minutes), one
+ * millisecond apart so that the keyset order (created_at, id) is the order of g.
+ */
+async function seedHistory(
+  db: Sql,
+  provisioning: Provisioning,
+  { applicationId, ownerId, senderId }: { applicationId: number; ownerId: number; senderId: number },
+  options: BenchOptions,
+): Promise<{ seed: HistorySeed; seconds: number }> {
+  const started = performance.now();
+  const dialog = await provisioning.messages.createDialog({ applicationId, ownerId, occupantIds: [senderId], name: 'history' });
+  const firstAt = Date.UTC(2026, 0, 1);
+  await withoutAddedEvents(db, () =>
+    db.query(
+      `INSERT INTO messages (id, dialog_id, sender_id, body, created_at)
+       SELECT 'f0' || lpad(to_hex(g), 22, '0'), $1, CASE WHEN g % 2 = 0 THEN $2::int ELSE $3::int END,
+              'history message ' || g, to_timestamp($4::bigint / 1000.0) + g * interval '1 millisecond'
+         FROM generate_series(1, $5::int) g`,
+      [dialog.id, ownerId, senderId, firstAt, options.historyMessages],
+    ),
+  );
+  const seconds_ = seconds(started);
+  log(`seeded ${options.historyMessages.toLocaleString('en-US')} messages of one dialog (INSERT … SELECT generate_series) in ${seconds_} s`);
+  return { seed: { dialogId: dialog.id, messages: options.historyMessages, firstAt }, seconds: seconds_ };
+}
+
+/**
+ * The live scenario's dialogs: options.liveDialogs dialogs, each with its
+ * own liveSockets / liveDialogs users (external ids 3 on: one socket each),
+ * and enough messages for every round's deletes (inserted in one statement).
+ */
+async function seedLive(db: Sql, applicationId: number, options: BenchOptions): Promise<{ seed: LiveSeed; seconds: number }> {
+  const started = performance.now();
+  const per = options.liveSockets / options.liveDialogs;
+  const { rows } = await db.query(
+    'SELECT id, external_user_id AS ext FROM users WHERE application_id = $1 AND external_user_id BETWEEN 3 AND $2 ORDER BY external_user_id',
+    [applicationId, 2 + options.liveSockets],
+  );
+  const userIds = (rows as { id: number }[]).map((r) => r.id);
+  if (userIds.length !== options.liveSockets) throw new Error(`live: found ${userIds.length} of ${options.liveSockets} users`);
+  // One statement each for the dialogs and their occupants: provisioning's
+  // createDialog (a Prisma transaction per dialog) made 1,000 at ~2 a second
+  // on a busy machine. Ids in the service's 24-hex form, a prefix of their own.
+  const dialogs: LiveSeed['dialogs'] = Array.from({ length: options.liveDialogs }, (_, d) => ({
+    id: `f2${(d + 1).toString(16).padStart(22, '0')}`,
+    userIds: userIds.slice(d * per, (d + 1) * per),
+    messageIds: [],
+  }));
+  await db.query(
+    `INSERT INTO dialogs (id, application_id, type, owner_id)
+     SELECT id, $1, 2, owner FROM unnest($2::text[], $3::int[]) AS d(id, owner)`,
+    [applicationId, dialogs.map((d) => d.id), dialogs.map((d) => d.userIds[0])],
+  );
+  await db.query('INSERT INTO dialog_occupants (dialog_id, user_id) SELECT * FROM unnest($1::text[], $2::int[])', [
+    dialogs.flatMap((d) => d.userIds.map(() => d.id)),
+    dialogs.flatMap((d) => d.userIds),
+  ]);
+  // Every round deletes liveRate × liveSeconds messages, round-robin over the dialogs.
+  const perDialog = Math.ceil((options.liveRate * options.liveSeconds * options.rounds) / options.liveDialogs) + 1;
+  await withoutAddedEvents(db, () =>
+    db.query(
+      `INSERT INTO messages (id, dialog_id, sender_id, body)
+       SELECT 'f1' || lpad(to_hex((d.n - 1) * $3::int + g), 22, '0'), d.id, d.owner, 'live message ' || g
+         FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS d(id, owner, n), generate_series(1, $3::int) g`,
+      [dialogs.map((d) => d.id), dialogs.map((d) => d.userIds[0]), perDialog],
+    ),
+  );
+  const byDialog = new Map(dialogs.map((d) => [d.id, d]));
+  const messages = await db.query('SELECT dialog_id, array_agg(id ORDER BY id) AS ids FROM messages WHERE dialog_id = ANY($1::text[]) GROUP BY dialog_id', [
+    dialogs.map((d) => d.id),
+  ]);
+  for (const row of messages.rows as { dialog_id: string; ids: string[] }[]) byDialog.get(row.dialog_id)!.messageIds = row.ids;
+  const seconds_ = seconds(started);
+  log(`seeded ${options.liveDialogs} live dialogs of ${per} users with ${perDialog} messages each in ${seconds_} s`);
+  return { seed: { dialogs }, seconds: seconds_ };
 }

@@ -65,7 +65,7 @@ export const restLookupSpec = (ctx: BenchContext): RunSpec => ({
 });
 
 /** GraphQL userByExternalId, the same ids as the REST lookup. */
-const graphqlSpec = (ctx: BenchContext, bad: BadBodies): RunSpec => ({
+export const graphqlSpec = (ctx: BenchContext, bad: BadBodies): RunSpec => ({
   method: 'POST',
   headers: (kind) => ({ ...ctx.withToken(kind), 'content-type': 'application/json' }),
   setupRequest: () => {

@@ -266,6 +266,8 @@ export async function registerSubscriptions(fastify: FastifyInstance, options: S
     }
   });
 
+  /** Credential rechecks in flight at once (the pool's other connections stay for requests). */
+  const RECHECK_CONCURRENCY = 2;
   const recheck = async (state: SocketState) => {
     if (!state.credentials || state.closed) return;
     try {
@@ -275,8 +277,19 @@ export async function registerSubscriptions(fastify: FastifyInstance, options: S
       if (isRefusal(error)) close(state, CLOSE.forbidden, 'Session ended');
     }
   };
+  // The periodic recheck walks the sockets a few at a time: all at once, the
+  // benchmark's 10,000 sockets put 10,000 credential checks in the pool's
+  // queue every 30 s, ahead of the requests (lookups answered 503 after
+  // waiting for a connection). A walk still running skips the next tick.
+  let rechecking = false;
   const recheckTimer = setInterval(() => {
-    for (const state of sockets.values()) void recheck(state);
+    if (rechecking) return;
+    rechecking = true;
+    const pending = [...sockets.values()];
+    const worker = async () => {
+      for (let state = pending.pop(); state; state = pending.pop()) await recheck(state);
+    };
+    void Promise.all(Array.from({ length: RECHECK_CONCURRENCY }, worker)).finally(() => (rechecking = false));
   }, settings.recheckMs);
   recheckTimer.unref();
 

@@ -24,6 +24,12 @@ const SCENARIOS = [
   'delete_everyone_100',
   'delete_everyone_1000',
   'sweeper_rest_lookup',
+  'graphql_history_first',
+  'graphql_history_deep',
+  'rest_history_first',
+  'rest_history_deep_skip',
+  'rest_user_lookup_sockets_open',
+  'graphql_user_lookup_sockets_open',
 ];
 
 /** Scenarios run on an instance whose background work (the sweeper) never lets the statement count settle. */
@@ -111,6 +117,33 @@ requires(needServer).describe('npm run bench -- --smoke', () => {
     expect(sweeper.sweep.backlog).toBeGreaterThan(0);
     expect(sweeper.sweep.runs.length).toBe(report.settings.rounds);
     for (const run of sweeper.sweep.runs) expect(run.removed).toBeGreaterThan(0);
+  });
+
+  it('reads history pages on both surfaces beside the bare keyset query, and delivers live events to every open socket', () => {
+    const history = report.history;
+    expect(history.messages).toBe(report.seeding.historyMessages);
+    for (const check of history.checks) {
+      if (!check.passed) throw new Error(`history ${check.name}: ${check.detail}`);
+    }
+    for (const target of history.targets) {
+      expect(target.figures.requests).toBeGreaterThan(0);
+      expect(target.figures.non2xx + target.figures.errors + (target.figures.badBodies ?? 0)).toBe(0);
+    }
+    expect(numeric(history.deepToFirst.graphql.p50.median)).toBe(true);
+    const live = report.live;
+    expect(live.sockets).toBe(report.settings.liveSockets);
+    expect(live.refused + live.closedEarly).toBe(0);
+    expect(numeric(live.memory.perSocketKb)).toBe(true);
+    expect(live.runs.length).toBe(report.settings.rounds);
+    for (const run of live.runs) {
+      expect(run.delivered).toBe(run.expected);
+      expect(run.unexpected).toBe(0);
+      expect(numeric(run.p99)).toBe(true);
+    }
+    expect(numeric(live.lookups.rest.median)).toBe(true);
+    expect(report.targets.map((t: { target: string }) => t.target)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^Live: delivery p99/), expect.stringMatching(/^History .*GraphQL: the middle page/)]),
+    );
   });
 
   it('answers the big address book correctly (more contacts than PostgreSQL has bind parameters)', () => {

@@ -8,6 +8,7 @@ import {
   RestDialogsDocument,
   type RestMessageFragment,
   RestMessagesDocument,
+  RestMessagesSkipDocument,
   RestSendMessageDocument,
 } from '../../__generated__/graphql';
 import { AppError, badInput } from '../../errors';
@@ -94,17 +95,29 @@ interface Page<T> {
   cursor: string | null;
 }
 
+/** Where a page walked past ends: whether more follow, and the cursor to read on from. */
+type Passed = Pick<Page<unknown>, 'more' | 'cursor'>;
+
 /**
  * `skip` then `limit` items of a connection read in one direction, as
- * GraphQL pages: the skipped ones a page of at most `pageMax` at a time.
+ * GraphQL pages: the skipped ones a page of at most `pageMax` at a time,
+ * through `pass` when given (the page's cursors only: a page followed by
+ * more is a full one, so its items need not be read to be counted).
  */
-async function skipThenTake<T>(skip: number, limit: number, pageMax: number, read: (n: number, cursor: string | null) => Promise<Page<T>>): Promise<T[]> {
+async function skipThenTake<T>(
+  skip: number,
+  limit: number,
+  pageMax: number,
+  read: (n: number, cursor: string | null) => Promise<Page<T>>,
+  pass: (n: number, cursor: string | null) => Promise<Passed> = read,
+): Promise<T[]> {
   let cursor: string | null = null;
   let left = skip;
   while (left > 0) {
-    const page = await read(Math.min(left, pageMax), cursor);
-    left -= page.items.length;
+    const n = Math.min(left, pageMax);
+    const page = await pass(n, cursor);
     if (!page.more) return [];
+    left -= n;
     cursor = page.cursor;
   }
   return (await read(limit, cursor)).items;
@@ -131,6 +144,18 @@ async function historyPage(run: Run, dialog: string, n: number, cursor: string |
   return descending
     ? { items: items.reverse(), more: pageInfo.hasPreviousPage, cursor: pageInfo.startCursor }
     : { items, more: pageInfo.hasNextPage, cursor: pageInfo.endCursor };
+}
+
+/** A page of a dialog's history walked past by `skip`: its cursors only (NOT_FOUND as historyPage). */
+async function passHistoryPage(run: Run, dialog: string, n: number, cursor: string | null, descending: boolean): Promise<Passed> {
+  const data = await run(RestMessagesSkipDocument, {
+    dialog: toGlobalId('Dialog', dialog),
+    ...(descending ? { last: n, before: cursor } : { first: n, after: cursor }),
+  });
+  const messages = data.node && 'messages' in data.node ? data.node.messages : null;
+  if (!messages) throw new AppError('NOT_FOUND', 'Dialog not found');
+  const { pageInfo } = messages;
+  return descending ? { more: pageInfo.hasPreviousPage, cursor: pageInfo.startCursor } : { more: pageInfo.hasNextPage, cursor: pageInfo.endCursor };
 }
 
 /** Whether the query asks for the newest first: sort_desc=date_sent (QuickBlox's default is oldest first). */
@@ -198,14 +223,20 @@ export const CHAT_ROUTES: RestRoute[] = [
     url: '/chat/Message.json',
     path: '/chat/Message.json',
     style: 'list',
-    documents: [RestMessagesDocument],
+    documents: [RestMessagesDocument, RestMessagesSkipDocument],
     async handle(request: Req, reply, run) {
       const query = queryObject(request);
       const dialog = chatDialogId(single('chat_dialog_id', query.chat_dialog_id));
       const limit = count('limit', query.limit, 1, MAX_LIMIT, MAX_LIMIT);
       const skip = count('skip', query.skip, 0, MAX_SKIP, 0);
       const desc = descending(query);
-      const items = await skipThenTake(skip, limit, LIMITS.messagesPerPage, (n, cursor) => historyPage(run, dialog, n, cursor, desc));
+      const items = await skipThenTake(
+        skip,
+        limit,
+        LIMITS.messagesPerPage,
+        (n, cursor) => historyPage(run, dialog, n, cursor, desc),
+        (n, cursor) => passHistoryPage(run, dialog, n, cursor, desc),
+      );
       return reply.send({ skip, limit, items: items.map((m) => messageItem(m, dialog)) });
     },
     operationId: 'listMessages',
