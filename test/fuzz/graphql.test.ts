@@ -53,7 +53,6 @@ import {
   type SessionSpec,
   sessionSpecArbitrary,
   stackTraceIn,
-  startIsolatedService,
   type Text,
   SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
@@ -66,8 +65,8 @@ let useDisposableSessions: DisposableSessions;
 
 // Per address unbounded (every request comes from one); per login small and short, so 429 comes and goes.
 const service = useService(
-  { sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } },
-  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+  { sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } }, database: 'isolated' },
+  { timeoutMs: SERVICE_START_TIMEOUT_MS },
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);

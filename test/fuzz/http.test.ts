@@ -65,7 +65,6 @@ import {
   SESSION_STATUSES,
   sharedTokenOf,
   stackTraceIn,
-  startIsolatedService,
   type Text,
   textLength,
   tokenHash,
@@ -92,8 +91,8 @@ let useDisposableSessions: DisposableSessions;
 // run once met the default 100 at request 5,160), so that a creation past
 // it, which ends the user's least recently used session, is checked.
 const service = useService(
-  { sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } },
-  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+  { sessions: { sessionsPerUser: SESSIONS_PER_USER, loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } }, database: 'isolated' },
+  { timeoutMs: SERVICE_START_TIMEOUT_MS },
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);
