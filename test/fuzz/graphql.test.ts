@@ -13,8 +13,8 @@
 // own tables).
 //
 // The session operations are among them: createSession with inputs signed
-// as QuickBlox SDKs sign them, right and wrong (test/support/fuzz.ts
-// sessionSpecArbitrary), as literals and as variables (the latter answered
+// as QuickBlox SDKs sign them, right and wrong (test/support/fuzz/
+// session-requests.ts sessionSpecArbitrary), as literals and as variables (the latter answered
 // exactly as README documents), session, endSession, login and logout (on a
 // disposable session of the same kind in place of a tenant's shared token),
 // and addressBook.

@@ -10,8 +10,8 @@
 //
 // The session paths (POST/GET/DELETE /session.json, POST/DELETE /login.json)
 // get session requests signed as QuickBlox SDKs sign them, right and wrong in
-// every documented way (test/support/fuzz.ts sessionSpecArbitrary), in JSON
-// and form encodings, and replays of accepted ones; each such request's
+// every documented way (test/support/fuzz/session-requests.ts
+// sessionSpecArbitrary), in JSON and form encodings, and replays of accepted ones; each such request's
 // answer is the documented one. Ending a session, login and logout are sent
 // with a disposable session of the same kind in place of a tenant's shared
 // token (which the rest of the run needs), and must change exactly that
@@ -79,7 +79,7 @@ const SESSIONS_PER_USER = 20;
 /** Two applications: requests carry credentials of either, and must only ever see their own. */
 let tenants: [Tenant, Tenant];
 
-/** Replaces the tenants' shared tokens in a request that would end or change its session (test/support/fuzz.ts). */
+/** Replaces the tenants' shared tokens in a request that would end or change its session (test/support/fuzz/disposable-sessions.ts). */
 let useDisposableSessions: DisposableSessions;
 
 // Failed-password budgets that a run reaches now and then (429) and that
