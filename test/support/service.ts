@@ -28,6 +28,7 @@ import { type App, type AppOptions, appOptionsFromConfig, createApp } from '../.
 import { loadConfig } from '../../src/config';
 import { type Database, type DatabaseOptions, openDatabase } from '../../src/db';
 import type { Provisioning } from '../../src/provisioning';
+import { type ReplicaOptions, ReadReplicas } from '../../src/scale/replicas';
 import { newSecretsKey } from '../../src/services/secrets';
 import { isolatedDatabase, seededCopies } from './databases';
 
@@ -51,6 +52,18 @@ export interface ServiceOptions extends Omit<Partial<AppOptions>, 'database'> {
    * override what they build.
    */
   env?: Record<string, string>;
+  /**
+   * Reads on standbys (src/scale/replicas.ts, the scale tests): a
+   * ReadReplicas over these standbys, with the service's database as the
+   * primary and its `redis`, started before the app and closed after it
+   * (ReadingService.reads).
+   */
+  replicas?: Omit<ReplicaOptions, 'primary' | 'redis'>;
+}
+
+/** A service started with `replicas`. */
+export interface ReadingService extends TestService {
+  readonly reads: ReadReplicas;
 }
 
 /** startService's `twin`: a second service, over a copy of the first one's database made once `seed` ran on it. */
@@ -165,10 +178,10 @@ const UNBOUNDED_ENV: Record<string, string> = {
   CONTACT_DISCOVERY_PER_DAY: String(UNBOUNDED),
 };
 
-type AppPart = Omit<ServiceOptions, 'database' | 'env'>;
+type AppPart = Omit<ServiceOptions, 'database' | 'env' | 'replicas'>;
 
 /** createApp's options but the database: `env`'s, then the options given, over the defaults (no rate limits, no logger, TEST_SESSION_BUDGETS). */
-function appOptionsOf(options: Omit<ServiceOptions, 'database'>): AppPart {
+function appOptionsOf(options: Omit<ServiceOptions, 'database' | 'replicas'>): AppPart {
   const { env, ...rest } = options;
   const given: AppPart = env ? { ...appOptionsFromConfig(loadConfig({ ...UNBOUNDED_ENV, ...env })), ...rest } : rest;
   return {
@@ -215,12 +228,30 @@ export type TwinServiceOptions<S> = Omit<ServiceOptions, 'database'> & { twin: T
  * a TwinService: the service and its twin over two copies of one seeded
  * database.
  */
+export async function startService(options: ServiceOptions & { replicas: ServiceOptions['replicas'] & object }): Promise<ReadingService>;
 export async function startService(options?: ServiceOptions): Promise<TestService>;
 export async function startService<S>(options: TwinServiceOptions<S>): Promise<TwinService<S>>;
 export async function startService(options: ServiceOptions & { twin?: TwinOptions<unknown> } = {}): Promise<TestService> {
-  const { twin, database, ...rest } = options;
+  const { twin, database, replicas, ...rest } = options;
   if (twin) return startTwins(rest, twin);
-  return listen(appOptionsOf(rest), await databaseOf(database));
+  const appOptions = appOptionsOf(rest);
+  const own = await databaseOf(database);
+  if (!replicas) return listen(appOptions, own);
+  const reads = new ReadReplicas({ ...replicas, primary: own.db.pool, redis: appOptions.redis });
+  const closeReads = async () => {
+    await reads.close();
+  };
+  try {
+    await reads.start();
+  } catch (error) {
+    await closeReads().catch(() => {});
+    if (!own.given) await own.db.close().catch(() => {});
+    await own.drop().catch(() => {});
+    throw error;
+  }
+  const service = await listen({ ...appOptions, reads }, own, closeReads);
+  const reading: ReadingService = { ...service, reads };
+  return reading;
 }
 
 async function startTwins<S>(given: Omit<ServiceOptions, 'database'>, twin: TwinOptions<S>): Promise<TwinService<S>> {
@@ -259,7 +290,7 @@ async function startTwins<S>(given: Omit<ServiceOptions, 'database'>, twin: Twin
   };
 }
 
-async function listen(appOptions: AppPart, { db, given, drop }: ServiceDatabase): Promise<TestService> {
+async function listen(appOptions: AppPart, { db, given, drop }: ServiceDatabase, afterApp = async () => {}): Promise<TestService> {
   let app: App | undefined;
   try {
     app = await createApp({ ...appOptions, database: db });
@@ -267,6 +298,7 @@ async function listen(appOptions: AppPart, { db, given, drop }: ServiceDatabase)
   } catch (error) {
     // Nothing left open by a start that failed (a port, a database of its own).
     await app?.close().catch(() => {});
+    await afterApp().catch(() => {});
     if (!given) await db.close().catch(() => {});
     await drop().catch(() => {});
     throw error;
@@ -312,7 +344,9 @@ async function listen(appOptions: AppPart, { db, given, drop }: ServiceDatabase)
           await app.close();
         } finally {
           try {
-            if (!given) await db.close();
+            await afterApp().finally(async () => {
+              if (!given) await db.close();
+            });
           } finally {
             await drop();
           }
