@@ -23,20 +23,10 @@ import {
 } from '../support/address-book';
 import { USER_FIELDS } from '../support/records';
 import { seedTenant } from '../support/seed';
-import {
-  type ContactInput,
-  fileService,
-  type Headers,
-  REFUSED_CREDENTIALS,
-  type Refusal,
-  type Result,
-  SURFACES,
-  surfaceOf,
-  type Upload,
-  value,
-} from './surfaces';
+import { type ContactInput, type Headers, REFUSED_CREDENTIALS, type Refusal, type Result, SURFACES, surfaceOf, type Upload, value } from './surfaces';
+import { useService } from '../support/service';
 
-const service = fileService();
+const service = useService();
 
 const seed = () => seedTenant(service.app.provisioning);
 /** Two contacts that are users of every tenant and one that is no one's. */

@@ -10,9 +10,10 @@ import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
 import { memberDialog, UNKNOWN } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fileService, type Headers, REFUSED_CREDENTIALS, SURFACES, surfaceOf, value } from './surfaces';
+import { type Headers, REFUSED_CREDENTIALS, SURFACES, surfaceOf, value } from './surfaces';
+import { useService } from '../support/service';
 
-const service = fileService();
+const service = useService();
 const seed = () => seedTenant(service.app.provisioning);
 type Send = [headers: Headers, dialogId: string, body: string];
 const stored = (dialogId: string) => prismaOf(service.db).message.count({ where: { dialogId } });

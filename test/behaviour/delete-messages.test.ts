@@ -8,9 +8,10 @@ import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
 import { deletedForEveryone, expectUntouched, hides, history, memberDialog, sorted, UNKNOWN, unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fileService, type Headers, REFUSED_CREDENTIALS, type Refusal, SURFACES, surfaceOf, value } from './surfaces';
+import { type Headers, REFUSED_CREDENTIALS, type Refusal, SURFACES, surfaceOf, value } from './surfaces';
+import { useService } from '../support/service';
 
-const service = fileService();
+const service = useService();
 
 const seed = () => seedTenant(service.app.provisioning);
 

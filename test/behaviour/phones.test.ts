@@ -7,9 +7,10 @@
 import parsePhoneNumberFromString from 'libphonenumber-js/min';
 import { phoneKey } from '../../src/services/phones';
 import { seedTenant, type Tenant } from '../support/seed';
-import { type ContactInput, fileService, type Headers, SURFACES, surfaceOf, value } from './surfaces';
+import { type ContactInput, type Headers, SURFACES, surfaceOf, value } from './surfaces';
+import { useService } from '../support/service';
 
-const service = fileService();
+const service = useService();
 
 /** A tenant (seed.ts: owner, member, outsider with +1000000010x) with three more users registered with the phones given. */
 async function tenantWith(phones: Record<string, string>, region?: string): Promise<Tenant & { ids: Record<string, number> }> {

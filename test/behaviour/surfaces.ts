@@ -11,7 +11,7 @@ import type { Contact } from '../support/address-book';
 import { sorted } from '../support/messages';
 import { GRAPHQL_USER_FIELDS, USER_FIELDS, USER_RECORD, type UserRecord } from '../support/records';
 import type { Tenant } from '../support/seed';
-import { type HttpResult, startService, type TestService } from '../support/service';
+import type { HttpResult, TestService } from '../support/service';
 import { restForm, type SignedRequest } from '../support/sessions';
 
 export type Headers = Record<string, string>;
@@ -493,22 +493,5 @@ export function graphqlSurface(service: TestService): Surface {
 
 export const SURFACES = ['REST', 'GraphQL'] as const;
 
-/**
- * The service a file's tests share: started before them, closed after them.
- * The object is filled in once the service has started, so that a file can
- * declare its suites over it: the adapters, and the tests, read it only when a
- * test runs.
- */
-export function fileService(): TestService {
-  const service = {} as TestService;
-  beforeAll(async () => {
-    Object.assign(service, await startService());
-  });
-  afterAll(async () => {
-    await service.close?.();
-  });
-  return service;
-}
-
-/** The adapter of a surface over a service (one that has started, or a fileService()). */
+/** The adapter of a surface over a service (one that has started, or a useService() handle). */
 export const surfaceOf = (name: (typeof SURFACES)[number], service: TestService): Surface => (name === 'REST' ? restSurface(service) : graphqlSurface(service));

@@ -8,12 +8,13 @@ import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
 import { USER_FIELDS } from '../support/records';
 import { createFullUser, seedTenant, type Tenant } from '../support/seed';
-import { fileService, type Headers, REFUSED_CREDENTIALS, SURFACES, surfaceOf, value } from './surfaces';
+import { type Headers, REFUSED_CREDENTIALS, SURFACES, surfaceOf, value } from './surfaces';
+import { useService } from '../support/service';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 const EXTERNAL_ID_RULE = 'must be an integer between 1 and 2147483647';
 
-const service = fileService();
+const service = useService();
 
 const seed = () => seedTenant(service.app.provisioning);
 

@@ -27,28 +27,29 @@ import { LONG, recordFigures } from '../support/figures';
 import { excerpt, fuzzParameters } from '../support/fuzz';
 import { unknownIds } from '../support/messages';
 import { seedTenant, type Tenant } from '../support/seed';
-import { fetchResult, type HttpResult } from '../support/service';
+import { fetchResult, type HttpResult, startService, type TwinService } from '../support/service';
 import { signedSessionRequest } from '../support/sessions';
-import { startTwins, type Twins } from '../support/twins';
 
 const SENDS = 3;
 
-let twins: Twins<[Tenant, Tenant]>;
+let service: TwinService<[Tenant, Tenant]>;
 let t: Tenant;
 let other: Tenant;
 
 beforeAll(async () => {
-  twins = await startTwins(
+  service = await startService<[Tenant, Tenant]>({
     // Failed-password budgets out of reach: generated logins fail often, and
     // a budget spent would answer every later one alike.
-    { sessions: { loginAttempts: { perLogin: 1_000_000, perAddress: 1_000_000 } } },
-    { compiledQueries: false },
-    async (provisioning) => [await seedTenant(provisioning), await seedTenant(provisioning)] as [Tenant, Tenant],
-  );
-  [t, other] = twins.seeded;
+    sessions: { loginAttempts: { perLogin: 1_000_000, perAddress: 1_000_000 } },
+    twin: {
+      options: { compiledQueries: false },
+      seed: async (provisioning) => [await seedTenant(provisioning), await seedTenant(provisioning)],
+    },
+  });
+  [t, other] = service.seeded;
   // Books to match: the owner's global book and device "d1" know the member's and the outsider's phones.
   const owner = { 'SVC-Token': t.ownerToken, 'Content-Type': 'application/json' };
-  for (const world of [twins.subject, twins.reference]) {
+  for (const world of [service, service.twin]) {
     for (const udid of ['', 'd1']) {
       const res = await fetchResult(`${world.baseUrl}/address_book.json`, {
         method: 'POST',
@@ -66,7 +67,7 @@ beforeAll(async () => {
   }
 }, 120_000);
 afterAll(async () => {
-  await twins?.close();
+  await service?.close();
 });
 
 // ---------------------------------------------------------------------------
@@ -400,7 +401,7 @@ async function credentialHeaders(credential: Credential): Promise<{ headers: Rec
   }
   const token = `differential-${caseNo}-${credential}`;
   const [tenant, userId] = session;
-  for (const world of [twins.subject, twins.reference]) {
+  for (const world of [service, service.twin]) {
     await world.db.pool.query(`INSERT INTO sessions (token_hash, application_id, user_id, expires_at) VALUES ($1, $2, $3, now() + interval '2 hours')`, [
       hashSecret(token),
       tenant.applicationId,
@@ -410,7 +411,7 @@ async function credentialHeaders(credential: Credential): Promise<{ headers: Rec
   return {
     headers: { 'SVC-Token': token },
     cleanUp: async () => {
-      for (const world of [twins.subject, twins.reference]) await world.db.pool.query('DELETE FROM sessions WHERE token_hash = $1', [hashSecret(token)]);
+      for (const world of [service, service.twin]) await world.db.pool.query('DELETE FROM sessions WHERE token_hash = $1', [hashSecret(token)]);
     },
   };
 }
@@ -457,7 +458,7 @@ const figures = {
 };
 
 async function compareDigests(where: string): Promise<void> {
-  const [a, b] = await Promise.all([comparableDigest(twins.subject.db.pool), comparableDigest(twins.reference.db.pool)]);
+  const [a, b] = await Promise.all([comparableDigest(service.db.pool), comparableDigest(service.twin.db.pool)]);
   figures.digestsCompared++;
   const diff = diffDigests(b, a);
   if (diff !== '') throw new Error(`the databases differ (${diff}) after ${where}`);
@@ -465,8 +466,8 @@ async function compareDigests(where: string): Promise<void> {
 
 async function sendBoth(path: string, init: RequestInit): Promise<[HttpResult, HttpResult]> {
   // One after the other: each world's requests see the same order of events.
-  const a = await fetchResult(`${twins.subject.baseUrl}${path}`, init);
-  const b = await fetchResult(`${twins.reference.baseUrl}${path}`, init);
+  const a = await fetchResult(`${service.baseUrl}${path}`, init);
+  const b = await fetchResult(`${service.twin.baseUrl}${path}`, init);
   return [a, b];
 }
 
@@ -489,14 +490,14 @@ async function runCase(c: Case): Promise<void> {
   const { headers, cleanUp } = await credentialHeaders(c.credentials);
   try {
     for (let send = 0; send < SENDS; send++) {
-      const before = twins.subject.app.graphqlExecution.compiled;
+      const before = service.app.graphqlExecution.compiled;
       const [a, b] = await sendBoth('/graphql', {
         method: 'POST',
         headers: { ...headers, 'Content-Type': 'application/json' },
         body: JSON.stringify({ query, variables: variables[send], ...(c.operationName ? { operationName: c.operationName } : {}) }),
       });
       figures.sends++;
-      figures.compiledAnswers += twins.subject.app.graphqlExecution.compiled - before;
+      figures.compiledAnswers += service.app.graphqlExecution.compiled - before;
       const where = `send ${send + 1} of (${c.credentials}) ${excerpt(query, 3000)} with ${excerpt(variables[send], 300)}`;
       tally(a, where);
       const shape =

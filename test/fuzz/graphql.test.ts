@@ -13,14 +13,13 @@
 // own tables).
 //
 // The session operations are among them: createSession with inputs signed
-// as QuickBlox SDKs sign them, right and wrong (test/support/fuzz.ts
-// sessionSpecArbitrary), as literals and as variables (the latter answered
+// as QuickBlox SDKs sign them, right and wrong (test/support/fuzz/
+// session-requests.ts sessionSpecArbitrary), as literals and as variables (the latter answered
 // exactly as README documents), session, endSession, login and logout (on a
 // disposable session of the same kind in place of a tenant's shared token),
 // and addressBook.
 import fc from 'fast-check';
-import { type DocumentNode, type GraphQLObjectType, Kind, parse, type SelectionSetNode } from 'graphql';
-import { buildSchema } from '../../src/graphql/schema';
+import { type DocumentNode, Kind, parse, type SelectionSetNode } from 'graphql';
 import { changedTables } from '../support/digest';
 import { LONG, recordFigures } from '../support/figures';
 import {
@@ -38,27 +37,21 @@ import {
   expectHealthy,
   fitHeaders,
   GRAPHQL_STATUSES,
-  materialize,
   MAX_RESPONSE_MS,
   Outcomes,
   type RawRequest,
   type RawResponse,
-  type LoginSpec,
-  loginParts,
-  loginSpecArbitrary,
   send,
   sessionInput,
   type SessionRequestParts,
   sessionRequestParts,
-  type SessionSpec,
-  sessionSpecArbitrary,
   stackTraceIn,
-  startIsolatedService,
-  type Text,
   SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
 import { useService } from '../support/service';
+import { type AnyOp, type Doc, join, type SessionOp } from './graphql/documents';
+import { documentArbitraries } from './graphql/operations';
 
 let port: number;
 let tenants: [Tenant, Tenant];
@@ -66,402 +59,14 @@ let useDisposableSessions: DisposableSessions;
 
 // Per address unbounded (every request comes from one); per login small and short, so 429 comes and goes.
 const service = useService(
-  { sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } } },
-  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+  { sessions: { loginAttempts: { perLogin: 4, perAddress: 1_000_000, windowMs: 3_000 } }, database: 'isolated' },
+  { timeoutMs: SERVICE_START_TIMEOUT_MS },
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);
   tenants = [await seedTenant(service.app.provisioning), await seedTenant(service.app.provisioning)];
   useDisposableSessions = disposableSessions(service, tenants);
 }, SERVICE_START_TIMEOUT_MS);
-
-// ---------------------------------------------------------------------------
-// Documents, as lists of parts (Repeat parts keep counterexamples short).
-
-type Doc = Text[];
-
-const join = (doc: Doc): string => doc.map(materialize).join('');
-
-/** A GraphQL string literal (JSON's escapes are GraphQL's, \u00XX included). */
-const gqlString = (s: string): string => JSON.stringify(s);
-
-/** The fields of a type of the service's schema (schema/*.graphql): the names a client can select. */
-const SCHEMA = buildSchema();
-const fieldsOf = (type: string): string[] => Object.keys((SCHEMA.getType(type) as GraphQLObjectType).getFields());
-const USER_FIELDS = fieldsOf('User');
-
-/**
- * Kept out of the property's inputs, each covered by an explicit test below:
- * subscriptions; a GET running a mutation, HEAD and OPTIONS (405); an Accept
- * header without a JSON type (406); persistedQuery extensions.
- */
-const KNOWN_BUG_WORDS = /subscription/i;
-
-/** A createSession whose input `spec` is signed when sent and passed as variable $i (JSON numbers where `numbers`). */
-interface SessionOp {
-  spec?: SessionSpec;
-  numbers?: boolean;
-}
-type Op = { doc: Doc; kind: 'query' | 'mutation'; variables?: Record<string, unknown> } & SessionOp;
-
-let literalNonces = 0;
-/** An operation, or garbage (no kind). */
-type AnyOp = { doc: Doc; kind: 'query' | 'mutation' | undefined; variables?: Record<string, unknown> } & SessionOp;
-
-/** A GraphQL literal of a JSON value (object keys as written: a name GraphQL cannot parse is a syntax error, as sent). */
-const gqlLiteral = (value: unknown): string =>
-  Array.isArray(value)
-    ? `[${value.map(gqlLiteral).join(', ')}]`
-    : value !== null && typeof value === 'object'
-      ? `{${Object.entries(value)
-          .map(([k, v]) => `${k}: ${gqlLiteral(v)}`)
-          .join(', ')}}`
-      : typeof value === 'string'
-        ? JSON.stringify(value)
-        : String(value);
-
-/** login's arguments as literals (those left out are not written). */
-const loginArguments = (spec: LoginSpec): string =>
-  Object.entries(loginParts(spec).args)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
-    .join(', ');
-
-function documentArbitraries(ts: [Tenant, Tenant]) {
-  const realIds = ts.flatMap((t) => t.messageIds);
-  const name = fc.stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,10}$/);
-
-  // -- literals -------------------------------------------------------------
-  const stringLiteral: fc.Arbitrary<Doc> = fc.oneof(
-    { weight: 4, arbitrary: arb.anyString(30).map((s) => [gqlString(s)]) },
-    { weight: 1, arbitrary: fc.constantFrom('phone-1', '', 'u'.repeat(64), 'u'.repeat(65), "' OR 1=1 --").map((s) => [gqlString(s)]) },
-    { weight: 1, arbitrary: fc.integer({ min: 1, max: 1_000_000 }).map((n): Doc => ['"', { repeat: 'x', times: n }, '"']) },
-    {
-      weight: 1,
-      arbitrary: fc
-        .string({ maxLength: 20 })
-        .filter((s) => !s.includes('"""') && !s.endsWith('"') && !s.endsWith('\\'))
-        .map((s) => [`"""${s}"""`]),
-    },
-  );
-  const intLiteral = fc.oneof(
-    fc.constantFrom('101', '102', '103', '0', '-1', '2147483647', '2147483648', '-2147483649', '99999999999999999999'),
-    fc.integer({ min: -3_000_000_000, max: 3_000_000_000 }).map(String),
-  );
-  const leafLiteral: fc.Arbitrary<Doc> = fc.oneof(
-    { weight: 3, arbitrary: fc.constantFrom('true', 'false', 'null', '1.5', '1e3', '-0', 'FOO', '$v', '$w').map((s) => [s]) },
-    { weight: 2, arbitrary: intLiteral.map((s) => [s]) },
-    { weight: 2, arbitrary: stringLiteral },
-  );
-  const junkLiteral = (depth: number): fc.Arbitrary<Doc> =>
-    depth <= 1
-      ? leafLiteral
-      : fc.oneof(
-          { weight: 4, arbitrary: leafLiteral },
-          { weight: 1, arbitrary: fc.array(junkLiteral(depth - 1), { maxLength: 3 }).map((items): Doc => ['[', ...items.flatMap((i) => [...i, ' ']), ']']) },
-          {
-            weight: 1,
-            arbitrary: fc
-              .array(fc.tuple(fc.constantFrom('name', 'phone', 'x'), junkLiteral(depth - 1)), { maxLength: 3 })
-              .map((fields): Doc => ['{', ...fields.flatMap(([k, v]) => [`${k}: `, ...v, ' ']), '}']),
-          },
-        );
-  const junk = junkLiteral(3);
-  const idList: fc.Arbitrary<Doc> = fc
-    .array(
-      fc.oneof(fc.constantFrom(...realIds, 'ffffffffffffffffffffffff', ''), arb.anyString(24)).map((id) => gqlString(id)),
-      { maxLength: 5 },
-    )
-    .map((ids) => [`[${ids.join(', ')}]`]);
-  const contactList: fc.Arbitrary<Doc> = fc
-    .array(
-      fc
-        .tuple(fc.oneof(fc.constantFrom('Bob', ''), arb.anyString(20)), fc.constantFrom('+10000000101', '+10000000102', '+19999999999', '123', ''))
-        .map(([n, p]) => `{name: ${gqlString(n)}, phone: ${gqlString(p)}}`),
-      { maxLength: 4 },
-    )
-    .map((cs) => [`[${cs.join(', ')}]`]);
-  const boolLiteral = fc.constantFrom('true', 'false', 'null');
-  /** A well-typed value most of the time, anything some of the time. */
-  const argument = (typed: fc.Arbitrary<Doc>) => fc.oneof({ weight: 8, arbitrary: typed }, { weight: 1, arbitrary: junk });
-
-  // -- selections -----------------------------------------------------------
-  const directive = fc.oneof(
-    { weight: 12, arbitrary: fc.constant('') },
-    { weight: 2, arbitrary: fc.constantFrom(' @skip(if: false)', ' @include(if: true)', ' @skip(if: true)') },
-    { weight: 1, arbitrary: fc.constantFrom(' @deprecated', ' @skip(if: $b)', ' @skip', ' @unknown') },
-  );
-  const userSelection: fc.Arbitrary<string> = fc
-    .array(
-      fc.tuple(
-        fc.oneof({ weight: 30, arbitrary: fc.constantFrom(...USER_FIELDS, '__typename') }, { weight: 1, arbitrary: name }),
-        fc.oneof({ weight: 6, arbitrary: fc.constant('') }, { weight: 1, arbitrary: name.map((a) => `${a}: `) }),
-        directive,
-      ),
-      { minLength: 1, maxLength: 6 },
-    )
-    .chain((fields) =>
-      fc
-        .oneof(
-          { weight: 12, arbitrary: fc.constant('plain') },
-          { weight: 2, arbitrary: fc.constant('inline') },
-          { weight: 1, arbitrary: fc.constantFrom('nested', 'none') },
-        )
-        .map((how) => {
-          if (how === 'none') return '';
-          const inner = fields.map(([f, alias, dir]) => `${alias}${f}${dir}`).join(' ');
-          if (how === 'inline') return `{ ... on User { ${inner} } }`;
-          if (how === 'nested') return `{ ${inner} id { x } }`;
-          return `{ ${inner} }`;
-        }),
-    );
-
-  const resultFields = (names: string[]) => fc.subarray(names).map((fs) => (fs.length === 0 ? '' : `{ ${fs.join(' ')} }`));
-  const sessionSelection = resultFields([...fieldsOf('Session'), '__typename', 'x']);
-
-  const queryField: fc.Arbitrary<Doc> = fc.oneof(
-    {
-      weight: 4,
-      arbitrary: fc.tuple(argument(intLiteral.map((s) => [s])), userSelection).map(([v, sel]): Doc => ['userByExternalId(externalUserId: ', ...v, `) ${sel}`]),
-    },
-    {
-      weight: 2,
-      arbitrary: fc
-        .tuple(fc.option(argument(stringLiteral), { nil: undefined }), resultFields(['name', 'phone', '__typename', 'x']))
-        .map(([v, sel]): Doc => (v === undefined ? [`addressBook ${sel}`] : ['addressBook(udid: ', ...v, `) ${sel}`])),
-    },
-    { weight: 1, arbitrary: sessionSelection.map((sel): Doc => [`session ${sel}`]) },
-    {
-      weight: 4,
-      arbitrary: fc
-        .tuple(fc.option(argument(stringLiteral), { nil: undefined }), userSelection)
-        .map(([v, sel]): Doc => (v === undefined ? [`registeredUsers ${sel}`] : ['registeredUsers(udid: ', ...v, `) ${sel}`])),
-    },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom<Doc>(['__typename'], ['__type(name: "User") { name fields { name type { name } } }'], ['__schema { queryType { name } }']),
-    },
-    { weight: 1, arbitrary: name.map((n): Doc => [n]) },
-  );
-  const mutationField: fc.Arbitrary<Doc> = fc.oneof(
-    {
-      weight: 3,
-      arbitrary: fc
-        .tuple(
-          argument(idList),
-          fc.option(argument(boolLiteral.map((s) => [s])), { nil: undefined }),
-          resultFields(['successfullyDeleted', 'notFound', '__typename', 'x']),
-        )
-        .map(([ids, force, sel]): Doc => ['deleteMessages(ids: ', ...ids, ...(force ? [', force: ', ...force] : []), `) ${sel}`]),
-    },
-    {
-      weight: 3,
-      arbitrary: fc
-        .tuple(
-          argument(contactList),
-          fc.option(argument(stringLiteral), { nil: undefined }),
-          fc.option(argument(boolLiteral.map((s) => [s])), { nil: undefined }),
-          resultFields(['created', 'updated', 'deleted', 'rejected { index reasons }', 'x']),
-        )
-        .map(([contacts, udid, force, sel]): Doc => [
-          'uploadAddressBook(contacts: ',
-          ...contacts,
-          ...(udid ? [', udid: ', ...udid] : []),
-          ...(force ? [', force: ', ...force] : []),
-          `) ${sel}`,
-        ]),
-    },
-    {
-      weight: 2,
-      // Signed when generated, its nonce made unique (a creation here cannot use up a pair the variables' oracle expects free).
-      arbitrary: fc.tuple(sessionSpecArbitrary(), fc.boolean(), sessionSelection).map(([spec, numbers, sel]): Doc => {
-        const parts = sessionRequestParts({ ...spec, nonce: `${spec.nonce.slice(0, 50)}~L${(literalNonces++).toString(36)}` }, ts);
-        return [`createSession(input: ${gqlLiteral(sessionInput(parts.parameters, numbers))}) ${sel}`];
-      }),
-    },
-    { weight: 1, arbitrary: fc.constant<Doc>(['endSession']) },
-    { weight: 1, arbitrary: sessionSelection.map((sel): Doc => [`logout ${sel}`]) },
-    { weight: 2, arbitrary: fc.tuple(loginSpecArbitrary(), userSelection).map(([spec, sel]): Doc => [`login(${loginArguments(spec)}) ${sel}`]) },
-    { weight: 1, arbitrary: fc.constantFrom<Doc>(['__typename'], ['x'], ['endSession { x }'], ['login']) },
-  );
-
-  /** Variable definitions: a random type for $v (and $b for directives), used or not. */
-  const variableDefinitions = fc.oneof(
-    { weight: 10, arbitrary: fc.constant('') },
-    {
-      weight: 1,
-      arbitrary: fc.constantFrom(
-        '($v: Int)',
-        '($v: Int!)',
-        '($v: String)',
-        '($v: [ID!]!)',
-        '($v: Boolean, $b: Boolean!)',
-        '($v: [ContactInput!]!)',
-        '($v: ContactInput)',
-        '($v: Unknown)',
-        '($v: [[Int]])',
-        '($v: Int = "x")',
-        '($v: Int, $v: Int)',
-        '($b: Boolean = true)',
-      ),
-    },
-  );
-
-  const operation = (kind: 'query' | 'mutation') =>
-    fc
-      .tuple(
-        fc.array(
-          fc.tuple(
-            fc.option(
-              name.map((a) => `${a}: `),
-              { nil: undefined },
-            ),
-            kind === 'query' ? queryField : mutationField,
-          ),
-          { minLength: 1, maxLength: 3 },
-        ),
-        fc.constantFrom('', '', 'Op', 'Other'),
-        variableDefinitions,
-        fc.boolean(),
-      )
-      .map(([fields, opName, vars, shorthand]): { doc: Doc; kind: 'query' | 'mutation' } => {
-        const body: Doc = ['{ ', ...fields.flatMap(([alias, field]) => [alias ?? '', ...field, ' ']), '}'];
-        const head = kind === 'query' && shorthand && opName === '' && vars === '' ? '' : `${kind} ${opName}${vars} `;
-        return { doc: [head, ...body], kind };
-      });
-
-  /** Operations whose arguments are all variables, with values of the right type or not. */
-  const typedOrJunk = <T>(typed: fc.Arbitrary<T>) =>
-    fc.oneof({ weight: 3, arbitrary: typed }, { weight: 1, arbitrary: arb.jsonJunk() }, { weight: 1, arbitrary: fc.constant(undefined) });
-  const withVariables: fc.Arbitrary<Op & { variables: Record<string, unknown> }> = fc.oneof(
-    fc.record({ v: typedOrJunk(fc.oneof(fc.constantFrom(101, 102, 103, 104, 0, 2147483647), fc.integer())) }).map((variables) => ({
-      doc: ['query Q($v: Int!) { userByExternalId(externalUserId: $v) { id login phone externalUserId } }'],
-      kind: 'query' as const,
-      variables,
-    })),
-    fc.record({ v: typedOrJunk(fc.oneof(fc.constantFrom('phone-1', '', 'u'.repeat(65)), arb.anyString(30))) }).map((variables) => ({
-      doc: ['query Q($v: String) { registeredUsers(udid: $v) { id phone } }'],
-      kind: 'query' as const,
-      variables,
-    })),
-    fc.record({ v: typedOrJunk(fc.oneof(fc.constantFrom('phone-1', '', 'u'.repeat(65), '100%'), arb.anyString(30))) }).map((variables) => ({
-      doc: ['query A($v: String) { addressBook(udid: $v) { name phone } }'],
-      kind: 'query' as const,
-      variables,
-    })),
-    // Signed when sent (toRequest), answered as README documents (the property checks it).
-    {
-      arbitrary: fc.record({ spec: sessionSpecArbitrary(), numbers: fc.boolean() }).map(({ spec, numbers }) => ({
-        doc: ['mutation S($i: SessionRequestInput!) { createSession(input: $i) { id applicationId userId nonce signedAt } }'],
-        kind: 'mutation' as const,
-        variables: {},
-        spec,
-        numbers,
-      })),
-      weight: 6,
-    },
-    loginSpecArbitrary().map((spec) => ({
-      doc: ['mutation L($login: String, $email: String, $password: String) { login(login: $login, email: $email, password: $password) { id login } }'],
-      kind: 'mutation' as const,
-      variables: Object.fromEntries(Object.entries(loginParts(spec).args).filter(([, v]) => v !== undefined)),
-    })),
-    fc
-      .record({ v: typedOrJunk(fc.array(fc.oneof(fc.constantFrom(...realIds), arb.anyString(24)), { maxLength: 4 })), b: typedOrJunk(fc.boolean()) })
-      .map((variables) => ({
-        doc: ['mutation M($v: [ID!]!, $b: Boolean) { deleteMessages(ids: $v, force: $b) { successfullyDeleted notFound } }'],
-        kind: 'mutation' as const,
-        variables,
-      })),
-    fc
-      .record({
-        v: typedOrJunk(
-          fc.array(
-            fc.record({ name: fc.oneof(fc.constant('Bob'), arb.anyString(10)), phone: fc.constantFrom('+10000000101', '+10000000103', '+19999999999', '12') }),
-            { maxLength: 3 },
-          ),
-        ),
-        w: typedOrJunk(fc.constantFrom('phone-1', '', 'phone-2')),
-        b: typedOrJunk(fc.boolean()),
-      })
-      .map((variables) => ({
-        doc: ['mutation M($v: [ContactInput!]!, $w: String, $b: Boolean) { uploadAddressBook(contacts: $v, udid: $w, force: $b) { created updated deleted } }'],
-        kind: 'mutation' as const,
-        variables,
-      })),
-  );
-
-  /** Around the documented limits: depth 10, 15 aliases, 50 directives, 2000 tokens, introspection depth. */
-  const limits: fc.Arbitrary<Op> = fc.oneof<fc.Arbitrary<Op>[]>(
-    fc.integer({ min: 1, max: 30 }).map((d) => ({ doc: [`{ registeredUsers { ${'... on User { '.repeat(d)}id${' }'.repeat(d)} } }`], kind: 'query' as const })),
-    fc
-      .integer({ min: 1, max: 30 })
-      .map((n) => ({ doc: [`{ ${Array.from({ length: n }, (_, i) => `a${i}: __typename`).join(' ')} }`], kind: 'query' as const })),
-    fc.integer({ min: 1, max: 70 }).map((n) => ({ doc: [`{ __typename ${'@include(if: true) '.repeat(n)}}`], kind: 'query' as const })),
-    fc
-      .integer({ min: 1, max: 70 })
-      .map((n) => ({ doc: [`{ ${Array.from({ length: n }, (_, i) => `__typename @skip(if: ${i % 2 === 0})`).join(' ')} }`], kind: 'query' as const })),
-    fc.integer({ min: 100, max: 4_000 }).map((n) => ({ doc: ['{ ', { repeat: '__typename ', times: n }, '}'], kind: 'query' as const })),
-    fc
-      .integer({ min: 1, max: 8 })
-      .map((d) => ({ doc: [`{ __schema { types { ${'fields { type { '.repeat(d)}name${' } }'.repeat(d)} } } }`], kind: 'query' as const })),
-    fc.integer({ min: 1, max: 5_000 }).map((n) => ({ doc: ['{ ', { repeat: '{', times: n }, { repeat: '}', times: n }, ' }'], kind: 'query' as const })),
-    fc.integer({ min: 1, max: 30 }).map((n) => ({
-      doc: [`mutation { ${Array.from({ length: n }, (_, i) => `m${i}: deleteMessages(ids: ["ffffffffffffffffffffffff"]) { notFound }`).join(' ')} }`],
-      kind: 'mutation' as const,
-    })),
-    fc.constant({ doc: ['query A { __typename } query B { __typename }'], kind: 'query' as const }),
-    fc.constant({ doc: ['fragment F on User { id } { registeredUsers { ...F ...F } }'], kind: 'query' as const }),
-    fc.constant({ doc: ['fragment F on User { ...G } fragment G on User { ...F } { registeredUsers { ...F } }'], kind: 'query' as const }),
-  );
-
-  const garbage: fc.Arbitrary<{ doc: Doc; kind: undefined }> = fc
-    .oneof(
-      arb.anyString(60),
-      fc
-        .array(
-          fc.constantFrom(
-            '{',
-            '}',
-            '(',
-            ')',
-            '[',
-            ']',
-            ':',
-            '$',
-            '@',
-            '...',
-            'query',
-            'mutation',
-            'fragment',
-            'on',
-            '"',
-            'x',
-            '1',
-            '#',
-            '\n',
-            '!',
-            '=',
-            '|',
-            '&',
-            ' ',
-            '__typename',
-            'userByExternalId',
-          ),
-          { maxLength: 30 },
-        )
-        .map((t) => t.join('')),
-    )
-    .filter((s) => !KNOWN_BUG_WORDS.test(s))
-    .map((s) => ({ doc: [s], kind: undefined }));
-
-  return {
-    query: operation('query'),
-    mutation: operation('mutation'),
-    withVariables,
-    limits,
-    garbage,
-  };
-}
 
 // ---------------------------------------------------------------------------
 // Requests.

@@ -35,7 +35,6 @@ import {
   SESSION_STATUSES,
   sessionAnswer,
   stackTraceIn,
-  startIsolatedService,
   tokenHash,
   SERVICE_START_TIMEOUT_MS,
 } from '../support/fuzz';
@@ -133,8 +132,8 @@ afterAll(checkEndState);
 // times, from one address; and the device-book cap (5 a user): every string is
 // tried as a udid, each a book of its own.
 const service = useService(
-  { sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } }, addressBooks: { maxDeviceBooks: 1e6 } },
-  { start: startIsolatedService, timeoutMs: SERVICE_START_TIMEOUT_MS },
+  { sessions: { loginAttempts: { perLogin: 1e9, perAddress: 1e9 } }, addressBooks: { maxDeviceBooks: 1e6 }, database: 'isolated' },
+  { timeoutMs: SERVICE_START_TIMEOUT_MS },
 );
 beforeAll(async () => {
   port = Number(new URL(service.baseUrl).port);

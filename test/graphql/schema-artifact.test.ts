@@ -9,12 +9,11 @@ import { buildSchema as buildSdlSchema, lexicographicSortSchema, printSchema } f
 import { buildSchema } from '../../src/graphql/schema';
 import { SCHEMA_ARTIFACT } from '../../src/paths';
 import { currentSchema } from '../../scripts/schema-check';
-import { ConfiguredApps } from '../support/configured';
-import { fetchResult } from '../support/service';
+import { fetchResult, useService } from '../support/service';
 
 const artifact = readFileSync(SCHEMA_ARTIFACT, 'utf8');
-const apps = new ConfiguredApps();
-afterAll(() => apps.close());
+/** The service as main builds it from environment variables (the defaults); start() builds others from theirs, over its database. */
+const service = useService({ env: {} });
 
 test('the artifact is the schema of schema/*.graphql, printed in one file', () => {
   expect(artifact).toBe(printSchema(lexicographicSortSchema(currentSchema())));
@@ -29,7 +28,7 @@ test('the artifact describes every type, field and argument the service executes
 });
 
 test('GET /schema.graphql serves the artifact as text', async () => {
-  const { baseUrl } = await apps.start();
+  const { baseUrl } = service;
   const res = await fetchResult(`${baseUrl}/schema.graphql`, {});
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
@@ -40,7 +39,7 @@ test('GET /schema.graphql serves the artifact as text', async () => {
 });
 
 test('it stays on in production, where introspection is off', async () => {
-  const { baseUrl } = await apps.start({ NODE_ENV: 'production' });
+  const { baseUrl } = await service.start({ env: { NODE_ENV: 'production' } });
   expect((await fetchResult(`${baseUrl}/schema.graphql`, {})).text).toBe(artifact);
   const introspection = await fetchResult(`${baseUrl}/graphql`, {
     method: 'POST',
@@ -51,7 +50,7 @@ test('it stays on in production, where introspection is off', async () => {
 });
 
 test('GRAPHQL_SCHEMA_ENDPOINT=false turns it off: 404, as any unknown path', async () => {
-  const { baseUrl } = await apps.start({ GRAPHQL_SCHEMA_ENDPOINT: 'false' });
+  const { baseUrl } = await service.start({ env: { GRAPHQL_SCHEMA_ENDPOINT: 'false' } });
   const res = await fetchResult(`${baseUrl}/schema.graphql`, {});
   expect(res.status).toBe(404);
   expect(res.body).toEqual({ errors: ['No route for GET /schema.graphql'] });

@@ -15,8 +15,7 @@ import { type App, appOptionsFromConfig } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { ConfigError } from '../../src/errors';
 import { EXPLORER_KEY_HEADER, loadManifest } from '../../src/graphql/trusted-documents';
-import { ConfiguredApps } from '../support/configured';
-import { fetchResult, type HttpResult } from '../support/service';
+import { fetchResult, type HttpResult, type TestService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -33,7 +32,8 @@ function manifestFile(name: string, content: unknown): string {
 }
 const MANIFEST = manifestFile('manifest.json', { [sha256(LOOKUP)]: LOOKUP, [sha256(UPLOAD)]: UPLOAD });
 
-const apps = new ConfiguredApps();
+/** The service as main builds it from environment variables, trusted documents off; start() builds others from theirs, over its database. */
+const offService = useService({ env: {} });
 let tenant: Tenant;
 
 interface Service {
@@ -45,7 +45,10 @@ interface Service {
 
 /** The service as main builds it from these variables, over this file's database. */
 async function serviceWith(env: Record<string, string>): Promise<Service> {
-  const { baseUrl: base, app } = await apps.start(env);
+  return over(await offService.start({ env }));
+}
+
+function over({ baseUrl: base, app }: TestService): Service {
   return {
     base,
     provisioning: app.provisioning,
@@ -66,13 +69,10 @@ let allow: Service;
 let enforce: Service;
 
 beforeAll(async () => {
-  off = await serviceWith({});
+  off = over(offService);
   allow = await serviceWith({ GRAPHQL_TRUSTED_DOCUMENTS: 'allow', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST });
   enforce = await serviceWith({ GRAPHQL_TRUSTED_DOCUMENTS: 'enforce', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST });
   tenant = await seedTenant(off.provisioning);
-});
-afterAll(async () => {
-  await apps.close();
 });
 
 describe('configuration', () => {

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { LIMITS } from '../../src/services/validate';
 import { changedTables, diffDigests, digest } from '../support/digest';
 import { LONG } from '../support/figures';
-import { fuzzParameters, sessionAnswer, sessionBody, sessionInput, startIsolatedService, validNonce } from '../support/fuzz';
+import { fuzzParameters, sessionAnswer, sessionBody, sessionInput, validNonce } from '../support/fuzz';
 import { seedTenant, type Tenant } from '../support/seed';
 import { useService } from '../support/service';
 import { restForm, type SignedRequest, signedSessionRequest, type SignOptions } from '../support/sessions';
@@ -22,13 +22,11 @@ const WINDOW = 300;
 let clock: number | undefined;
 let tenants: [Tenant, Tenant];
 
-const service = useService(
-  {
-    // Failed-password budgets out of the way: these properties are about signatures.
-    sessions: { timestampWindowSeconds: WINDOW, now: () => clock ?? Date.now(), loginAttempts: { perLogin: 1e9, perAddress: 1e9 } },
-  },
-  { start: startIsolatedService },
-);
+const service = useService({
+  // Failed-password budgets out of the way: these properties are about signatures.
+  sessions: { timestampWindowSeconds: WINDOW, now: () => clock ?? Date.now(), loginAttempts: { perLogin: 1e9, perAddress: 1e9 } },
+  database: 'isolated',
+});
 beforeAll(async () => {
   tenants = [await seedTenant(service.app.provisioning), await seedTenant(service.app.provisioning)];
 });

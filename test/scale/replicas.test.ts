@@ -4,15 +4,13 @@
 // a caller's upload on instance A is seen by their next read on instance B
 // (read-your-writes across instances, positions shared through Redis); a
 // replica that goes away is skipped, never an error.
-import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
-import { ReadReplicas } from '../../src/scale/replicas';
 import { type Cluster, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
 import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE } from '../support/address-book';
 import { needClusters, needRedis, REDIS_URL, requires } from '../support/requires';
-import { fetchResult, type HttpResult, startService, type TestService } from '../support/service';
+import { type ReadingService, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const PREFIX = `chatsvc-test-replicas:${process.pid}:${Date.now()}:`;
@@ -24,7 +22,6 @@ let primary: Cluster | undefined;
 let standby: Cluster | undefined;
 let database: Database;
 let redis: SharedRedis | undefined;
-const replicas: ReadReplicas[] = [];
 const started: TestService[] = [];
 
 beforeAll(async () => {
@@ -38,7 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const one of started) await one.close();
-  for (const reads of replicas) await reads.close();
   if (redis) {
     const keys = await redis.client.keys(`${PREFIX}*`);
     if (keys.length > 0) await redis.client.del(...keys);
@@ -49,33 +45,15 @@ afterAll(async () => {
   primary?.destroy();
 });
 
-interface Instance {
-  app: App;
-  reads: ReadReplicas;
-  rest(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<HttpResult>;
-}
-
-async function instance(waitMs = 1_000): Promise<Instance> {
-  const reads = new ReadReplicas({ urls: [standby!.url], primary: database.pool, redis, maxLagMs: 5_000, waitMs, poolMax: 4 });
-  replicas.push(reads);
-  await reads.start();
-  const one = await startService({ database, reads, redis });
+/** An instance reading on the standby (startService's `replicas`); closed after the file's tests. */
+async function instance(waitMs = 1_000): Promise<ReadingService> {
+  const one = await startService({ database, redis, replicas: { urls: [standby!.url], maxLagMs: 5_000, waitMs, poolMax: 4 } });
   started.push(one);
-  const { app, baseUrl: base } = one;
-  return {
-    app,
-    reads,
-    rest: (method, path, headers, body) =>
-      fetchResult(`${base}${path}`, {
-        method,
-        headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-  };
+  return one;
 }
 
-const registered = async (at: Instance, tenant: Tenant): Promise<number[]> => {
-  const res = await at.rest('GET', '/address_book/registered_users.json', tenant.as.owner);
+const registered = async (at: ReadingService, tenant: Tenant): Promise<number[]> => {
+  const res = await at.rest('GET', '/address_book/registered_users.json', { headers: tenant.as.owner });
   expect(res.status).toBe(200);
   return res.body.items.map((item: { user: { id: number } }) => item.user.id);
 };
@@ -85,7 +63,7 @@ withClusters.test('lookups and registered users are read on the standby once it 
   const tenant = await seedTenant(a.app.provisioning);
   const before = a.reads.routes.replica;
   for (let i = 0; i < 20; i++) {
-    const res = await a.rest('GET', `/users/external/${tenant.member.externalUserId}.json`, tenant.as.owner);
+    const res = await a.rest('GET', `/users/external/${tenant.member.externalUserId}.json`, { headers: tenant.as.owner });
     expect(res.status).toBe(200);
     await registered(a, tenant);
   }
@@ -99,8 +77,11 @@ withClustersAndRedis.test("a caller's upload on instance A is in their next read
   let stale = 0;
   for (let i = 0; i < 40; i++) {
     const present = i % 2 === 0;
-    const upload = await a.rest('POST', '/address_book.json', tenant.as.owner, {
-      contacts: [{ name: 'member', phone: MEMBER_PHONE, ...(present ? {} : { destroy: 1 }) }],
+    const upload = await a.rest('POST', '/address_book.json', {
+      headers: tenant.as.owner,
+      body: {
+        contacts: [{ name: 'member', phone: MEMBER_PHONE, ...(present ? {} : { destroy: 1 }) }],
+      },
     });
     expect(upload.status).toBeLessThan(300);
     const ids = await registered(b, tenant);
@@ -117,7 +98,7 @@ withClusters.test('a standby that goes away is skipped: reads keep answering fro
   standby!.stop('immediate');
   try {
     for (let i = 0; i < 10; i++) {
-      const res = await a.rest('GET', `/users/external/${tenant.member.externalUserId}.json`, tenant.as.owner);
+      const res = await a.rest('GET', `/users/external/${tenant.member.externalUserId}.json`, { headers: tenant.as.owner });
       expect(res.status).toBe(200);
     }
     expect(a.reads.routes.primary_replica_failed + a.reads.routes.primary_no_replica).toBeGreaterThan(0);

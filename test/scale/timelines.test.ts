@@ -12,16 +12,15 @@
 // - A write that reaches a standby (a demoted primary the load balancer still
 //   routes to for a moment) answers 503, not 500, and that connection is dropped.
 import { Client } from 'pg';
-import type { App } from '../../src/app';
 import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { connectRedis, type SharedRedis } from '../../src/scale/redis';
-import { parseLsn, ReadReplicas } from '../../src/scale/replicas';
+import { parseLsn } from '../../src/scale/replicas';
 import { type Cluster, createPrimary, createStandby } from '../../scripts/lib/pg-cluster';
 import { freePort } from '../../scripts/lib/ports';
 import { MEMBER_PHONE, STRANGER_PHONE } from '../support/address-book';
 import { needClusters, needRedis, REDIS_URL, requires } from '../support/requires';
-import { fetchResult, type HttpResult, startService } from '../support/service';
+import { fetchResult, type ReadingService, startService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 
 const PREFIX = `chatsvc-test-timelines:${process.pid}:${Date.now()}:`;
@@ -88,33 +87,15 @@ afterAll(async () => {
   for (const cluster of clusters.reverse()) cluster.destroy();
 });
 
-interface Instance {
-  app: App;
-  reads: ReadReplicas;
-  rest(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<HttpResult>;
-}
-
-async function instance(database: Database, replica: Cluster): Promise<Instance> {
-  const reads = new ReadReplicas({ urls: [replica.url], primary: database.pool, redis, maxLagMs: 60_000, waitMs: WAIT_MS, poolMax: 2 });
-  closers.push(() => reads.close());
-  await reads.start();
-  const one = await startService({ database, reads, redis });
+/** An instance over `database` reading on `replica` (startService's `replicas`); closed after the file's tests. */
+async function instance(database: Database, replica: Cluster): Promise<ReadingService> {
+  const one = await startService({ database, redis, replicas: { urls: [replica.url], maxLagMs: 60_000, waitMs: WAIT_MS, poolMax: 2 } });
   closers.push(() => one.close());
-  const { app, baseUrl: base } = one;
-  return {
-    app,
-    reads,
-    rest: (method, path, headers, body) =>
-      fetchResult(`${base}${path}`, {
-        method,
-        headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-  };
+  return one;
 }
 
-const registeredIds = async (at: Instance, tenant: Tenant): Promise<number[]> => {
-  const res = await at.rest('GET', '/address_book/registered_users.json', tenant.as.owner);
+const registeredIds = async (at: ReadingService, tenant: Tenant): Promise<number[]> => {
+  const res = await at.rest('GET', '/address_book/registered_users.json', { headers: tenant.as.owner });
   expect(res.status).toBe(200);
   return res.body.items.map((item: { user: { id: number } }) => item.user.id);
 };
@@ -126,9 +107,9 @@ function failover(): Promise<void> {
     const oldWorld = await instance(onA, D);
     before = await seedTenant(oldWorld.app.provisioning);
     // The owner's book lists the member: written on A, replayed by B before it is promoted.
-    expect((await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(
-      300,
-    );
+    expect(
+      (await oldWorld.rest('POST', '/address_book.json', { headers: before.as.owner, body: { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] } })).status,
+    ).toBeLessThan(300);
     await replayed(B, await lsnOf(A, 'pg_current_wal_insert_lsn'));
     await sql(B, 'SELECT pg_promote(true, 60)');
     C = createStandby(B, await freePort());
@@ -138,7 +119,8 @@ function failover(): Promise<void> {
     // A goes on writing on timeline 1, and so does the caller through A's instance: a position past the fork, ahead of B.
     await aWritesOn();
     expect(
-      (await oldWorld.rest('POST', '/address_book.json', before.as.owner, { contacts: [{ name: 'Stranger', phone: STRANGER_PHONE }] })).status,
+      (await oldWorld.rest('POST', '/address_book.json', { headers: before.as.owner, body: { contacts: [{ name: 'Stranger', phone: STRANGER_PHONE }] } }))
+        .status,
     ).toBeLessThan(300);
     await replayed(D, await lsnOf(A, 'pg_current_wal_insert_lsn'));
   })();
@@ -166,9 +148,9 @@ withClusters.test(
     await failover();
     const newWorld = await instance(onB, D);
     const after = await seedTenant(newWorld.app.provisioning);
-    expect((await newWorld.rest('POST', '/address_book.json', after.as.owner, { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] })).status).toBeLessThan(
-      300,
-    );
+    expect(
+      (await newWorld.rest('POST', '/address_book.json', { headers: after.as.owner, body: { contacts: [{ name: 'Member', phone: MEMBER_PHONE }] } })).status,
+    ).toBeLessThan(300);
     // D is "ahead" of that write by its LSN, and has none of it.
     expect(await lsnOf(D, 'pg_last_wal_replay_lsn')).toBeGreaterThan(await lsnOf(B, 'pg_current_wal_insert_lsn'));
     const replicaReads = newWorld.reads.routes.replica;

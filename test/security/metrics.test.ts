@@ -8,7 +8,6 @@
 // version. Sent as the attacker sent them: anonymous documents on POST /graphql.
 import { serveMetrics } from '../../src/http/observability';
 import { METRICS_SCRAPES_PER_WINDOW } from '../../src/http/rate-limit';
-import { ConfiguredApps } from '../support/configured';
 import { recordFigures } from '../support/figures';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fetchResult, useService } from '../support/service';
@@ -77,13 +76,11 @@ test('the public page names no version (build_info, nodejs_version_info); the op
 });
 
 describe('configured as main configures it', () => {
-  const apps = new ConfiguredApps();
-  afterAll(async () => {
-    await apps.close();
-  });
+  /** As main builds it from environment variables, rate limits on; start() builds others from theirs, over its database. */
+  const configured = useService({ env: { RATE_LIMIT_ENABLED: 'true' } });
 
   test(`/metrics is rate-limited: ${METRICS_SCRAPES_PER_WINDOW} scrapes a window from one address, then 429`, async () => {
-    const { baseUrl } = await apps.start({ RATE_LIMIT_ENABLED: 'true' });
+    const { baseUrl } = configured;
     const statuses: number[] = [];
     for (let i = 0; i <= METRICS_SCRAPES_PER_WINDOW; i++) statuses.push((await fetchResult(`${baseUrl}/metrics`, {})).status);
     expect(statuses.slice(0, METRICS_SCRAPES_PER_WINDOW).every((status) => status === 200)).toBe(true);
@@ -100,7 +97,7 @@ describe('configured as main configures it', () => {
       { METRICS_PORT: '9464' },
     ];
     for (const env of envs) {
-      const { baseUrl } = await apps.start(env);
+      const { baseUrl } = await configured.start({ env });
       expect((await fetchResult(`${baseUrl}/metrics`, {})).status).toBe(404);
     }
   });

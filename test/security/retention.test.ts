@@ -9,14 +9,13 @@
 // On a PostgreSQL server this file runs on a database of its own: the sweeper
 // removes whatever is due in the whole database, other files' rows included.
 import { recordFigures } from '../support/figures';
-import { startIsolatedService } from '../support/fuzz';
 import { history } from '../support/messages';
 import { seedTenant } from '../support/seed';
 import { type ServiceOptions, useService } from '../support/service';
 
 jest.setTimeout(120_000);
 
-const service = useService({}, { start: startIsolatedService });
+const service = useService({ database: 'isolated' });
 const figures: Record<string, unknown> = {};
 afterAll(() => recordFigures('retention', figures));
 

@@ -20,7 +20,6 @@ import { type Database, openDatabase } from '../../src/db';
 import { createServices } from '../../src/services';
 import { recordFigures } from '../support/figures';
 import { needServer, requires } from '../support/requires';
-import { startIsolatedService } from '../support/fuzz';
 import { seedTenant, servicesOver, type Tenant } from '../support/seed';
 import { useService, usingServer } from '../support/service';
 
@@ -36,7 +35,7 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   recordFigures('sweeper', figures);
 });
-const service = useService({}, { start: startIsolatedService });
+const service = useService({ database: 'isolated' });
 afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });

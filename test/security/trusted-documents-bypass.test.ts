@@ -10,8 +10,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { ConfiguredApps } from '../support/configured';
 import { seedTenant, type Tenant } from '../support/seed';
+import { useService } from '../support/service';
 import { slowRequest, type SlowAnswer } from '../support/slow-client';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -24,19 +24,16 @@ const dir = mkdtempSync(path.join(tmpdir(), 'trusted-bypass-'));
 const MANIFEST = path.join(dir, 'manifest.json');
 writeFileSync(MANIFEST, JSON.stringify({ [sha256(LOOKUP)]: LOOKUP }));
 
-const apps = new ConfiguredApps();
+/** The service as main builds it from environment variables, trusted documents off. */
+const offService = useService({ env: {} });
 let tenant: Tenant;
 let off: string;
 let enforce: string;
 
 beforeAll(async () => {
-  const offApp = await apps.start({});
-  off = offApp.baseUrl;
-  enforce = (await apps.start({ GRAPHQL_TRUSTED_DOCUMENTS: 'enforce', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST })).baseUrl;
-  tenant = await seedTenant(offApp.app.provisioning);
-});
-afterAll(async () => {
-  await apps.close();
+  off = offService.baseUrl;
+  enforce = (await offService.start({ env: { GRAPHQL_TRUSTED_DOCUMENTS: 'enforce', GRAPHQL_TRUSTED_DOCUMENTS_MANIFEST: MANIFEST } })).baseUrl;
+  tenant = await seedTenant(offService.app.provisioning);
 });
 
 /** `GET <target>` exactly as written, on a socket of its own. */

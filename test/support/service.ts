@@ -1,37 +1,90 @@
 // Services for black-box tests: the app from createApp() listening on a free
 // loopback port, over the run's database (see jest.config.js) unless told
-// otherwise. Which helper:
+// otherwise. Tests start services one way, with these two:
 //
 // - useService(options): the usual one. One service for the file or the
 //   describe block it is called in; it registers the beforeAll that starts it
 //   and the afterAll that closes it, and its fields can be read once the
-//   block's tests (or later beforeAll hooks) run.
+//   block's tests (or later beforeAll hooks) run. Its start(options) starts
+//   another service over the same database, closed with it.
 // - startService(options): a service inside one test or hook (several
 //   instances with different options, one that a test closes itself); the
 //   caller closes it.
-// - service.start(options): another service over the database of one from
-//   useService, with other options; closed with it (before it) after the block.
+//
+// What varies is an option of both: `database` (the run's, an open one, one
+// of the service's own, or 'isolated': a fresh one on a server, for digests of
+// every table), `env` (options built from environment variables as src/main.ts
+// builds them), `replicas` (reads on standbys), and startService's `twin` (a
+// second service over a byte copy of a seeded database, for differential
+// tests).
 //
 // Every service listens on a socket; `inject()` sends a request to the app
 // without one (Fastify's light-my-request), for tests where the socket is not
-// what is tested. Elsewhere: configured.ts (apps built from environment
-// variables, as main builds them), twins.ts (two services over copies of one
-// database), fuzz.ts's startIsolatedService (a database of its own on a
-// server), and child processes of dist/main.js in the tests of the process
-// itself (test/ops/lifecycle.test.ts).
+// what is tested. Child processes of dist/main.js are started by the tests of
+// the process itself (test/ops/lifecycle.test.ts).
 import type { AddressInfo } from 'node:net';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
-import { type App, type AppOptions, createApp } from '../../src/app';
+import { type App, type AppOptions, appOptionsFromConfig, createApp } from '../../src/app';
+import { loadConfig } from '../../src/config';
 import { type Database, type DatabaseOptions, openDatabase } from '../../src/db';
+import type { Provisioning } from '../../src/provisioning';
+import { type ReplicaOptions, ReadReplicas } from '../../src/scale/replicas';
+import { newSecretsKey } from '../../src/services/secrets';
+import { isolatedDatabase, seededCopies } from './databases';
 
 /** createApp's options but the database, which is chosen by `database`. */
 export interface ServiceOptions extends Omit<Partial<AppOptions>, 'database'> {
   /**
-   * An open database, which stays the caller's (close() leaves it open), or
-   * openDatabase()'s options for one of the service's own, closed with it.
-   * Default: its own connection to the run's database (openTestDatabase()).
+   * An open database, which stays the caller's (close() leaves it open);
+   * openDatabase()'s options for one of the service's own, closed with it; or
+   * 'isolated': a database of its own that only this service writes (on a
+   * PostgreSQL server a fresh one, created next to the run's and dropped on
+   * close, so that a digest of every table sees only this service's writes;
+   * on the embedded database, where every test file has its own, as the
+   * default). Default: its own connection to the run's database
+   * (openTestDatabase()).
    */
-  database?: Database | DatabaseOptions;
+  database?: Database | DatabaseOptions | 'isolated';
+  /**
+   * createApp's options as src/main.ts builds them, from these environment
+   * variables (appOptionsFromConfig(loadConfig(env))), with rate limits and
+   * issue 31's budgets off unless `env` sets them; the other options given
+   * override what they build.
+   */
+  env?: Record<string, string>;
+  /**
+   * Reads on standbys (src/scale/replicas.ts, the scale tests): a
+   * ReadReplicas over these standbys, with the service's database as the
+   * primary and its `redis`, started before the app and closed after it
+   * (ReadingService.reads).
+   */
+  replicas?: Omit<ReplicaOptions, 'primary' | 'redis'>;
+}
+
+/** A service started with `replicas`. */
+export interface ReadingService extends TestService {
+  readonly reads: ReadReplicas;
+}
+
+/** startService's `twin`: a second service, over a copy of the first one's database made once `seed` ran on it. */
+export interface TwinOptions<S> {
+  /** The twin's options over the service's (e.g. every document on plain graphql-js). */
+  options: Omit<ServiceOptions, 'database' | 'env'>;
+  /** Run once, on an app with the service's options, before the database is copied: what it returns is valid on both sides. */
+  seed: (provisioning: Provisioning) => Promise<S>;
+}
+
+/**
+ * A service and its twin: two copies of one seeded database, byte for byte
+ * (the embedded database's folder; a PostgreSQL database used as a template),
+ * so tokens, keys, ids and hashes are the same on both sides; one secrets key
+ * unless the options give one. close() closes both and drops the copies.
+ */
+export interface TwinService<S> extends TestService {
+  /** The same service with the twin's options, over the other copy. */
+  readonly twin: TestService;
+  /** What the seed returned. */
+  readonly seeded: S;
 }
 
 export interface TestService {
@@ -115,20 +168,129 @@ export const TEST_SESSION_BUDGETS = {
   addressBooks: { discoveryPerDay: UNBOUNDED },
 } as const;
 
-/** `options`: createApp's, over the defaults (no rate limits, no logger, TEST_SESSION_BUDGETS), and the database. */
-export async function startService(options: ServiceOptions = {}): Promise<TestService> {
-  const { database, ...given_ } = options;
-  const appOptions: typeof given_ = {
-    ...given_,
+/** What `env` is read over: TEST_SESSION_BUDGETS and no rate limits, as the defaults of startService are. */
+const UNBOUNDED_ENV: Record<string, string> = {
+  RATE_LIMIT_ENABLED: 'false',
+  PASSWORD_CHECKS_PER_ACCOUNT: String(UNBOUNDED),
+  PASSWORD_CHECKS_PER_ADDRESS: String(UNBOUNDED),
+  APPLICATION_SESSIONS_PER_APPLICATION: String(UNBOUNDED),
+  APPLICATION_SESSIONS_PER_ADDRESS: String(UNBOUNDED),
+  CONTACT_DISCOVERY_PER_DAY: String(UNBOUNDED),
+};
+
+type AppPart = Omit<ServiceOptions, 'database' | 'env' | 'replicas'>;
+
+/** createApp's options but the database: `env`'s, then the options given, over the defaults (no rate limits, no logger, TEST_SESSION_BUDGETS). */
+function appOptionsOf(options: Omit<ServiceOptions, 'database' | 'replicas'>): AppPart {
+  const { env, ...rest } = options;
+  const given: AppPart = env ? { ...appOptionsFromConfig(loadConfig({ ...UNBOUNDED_ENV, ...env })), ...rest } : rest;
+  return {
+    ...given,
     sessions: {
-      ...given_.sessions,
-      loginAttempts: { ...TEST_SESSION_BUDGETS.loginAttempts, ...given_.sessions?.loginAttempts },
-      applicationSessions: { ...TEST_SESSION_BUDGETS.applicationSessions, ...given_.sessions?.applicationSessions },
+      ...given.sessions,
+      loginAttempts: { ...TEST_SESSION_BUDGETS.loginAttempts, ...given.sessions?.loginAttempts },
+      applicationSessions: { ...TEST_SESSION_BUDGETS.applicationSessions, ...given.sessions?.applicationSessions },
     },
-    addressBooks: { ...TEST_SESSION_BUDGETS.addressBooks, ...given_.addressBooks },
+    addressBooks: { ...TEST_SESSION_BUDGETS.addressBooks, ...given.addressBooks },
   };
-  const given = database !== undefined && isDatabase(database);
-  const db = given ? database : database ? await openDatabase(database) : await openTestDatabase();
+}
+
+interface ServiceDatabase {
+  db: Database;
+  /** The caller's: left open on close. */
+  given: boolean;
+  /** Removes a database made for the service, once closed. */
+  drop: () => Promise<void>;
+}
+
+async function databaseOf(database: ServiceOptions['database']): Promise<ServiceDatabase> {
+  const none = async () => {};
+  if (database === undefined) return { db: await openTestDatabase(), given: false, drop: none };
+  if (database === 'isolated') {
+    const own = await isolatedDatabase(testDatabaseOptions());
+    try {
+      return { db: await openDatabase(own.options), given: false, drop: own.drop };
+    } catch (error) {
+      await own.drop().catch(() => {});
+      throw error;
+    }
+  }
+  if (isDatabase(database)) return { db: database, given: true, drop: none };
+  return { db: await openDatabase(database), given: false, drop: none };
+}
+
+/** startService's options with a twin: the database is made for the pair. */
+export type TwinServiceOptions<S> = Omit<ServiceOptions, 'database'> & { twin: TwinOptions<S> };
+
+/**
+ * `options`: createApp's (see ServiceOptions for `database` and `env`), over
+ * the defaults (no rate limits, no logger, TEST_SESSION_BUDGETS). With `twin`,
+ * a TwinService: the service and its twin over two copies of one seeded
+ * database.
+ */
+export async function startService(options: ServiceOptions & { replicas: ServiceOptions['replicas'] & object }): Promise<ReadingService>;
+export async function startService(options?: ServiceOptions): Promise<TestService>;
+export async function startService<S>(options: TwinServiceOptions<S>): Promise<TwinService<S>>;
+export async function startService(options: ServiceOptions & { twin?: TwinOptions<unknown> } = {}): Promise<TestService> {
+  const { twin, database, replicas, ...rest } = options;
+  if (twin) return startTwins(rest, twin);
+  const appOptions = appOptionsOf(rest);
+  const own = await databaseOf(database);
+  if (!replicas) return listen(appOptions, own);
+  const reads = new ReadReplicas({ ...replicas, primary: own.db.pool, redis: appOptions.redis });
+  const closeReads = async () => {
+    await reads.close();
+  };
+  try {
+    await reads.start();
+  } catch (error) {
+    await closeReads().catch(() => {});
+    if (!own.given) await own.db.close().catch(() => {});
+    await own.drop().catch(() => {});
+    throw error;
+  }
+  const service = await listen({ ...appOptions, reads }, own, closeReads);
+  const reading: ReadingService = { ...service, reads };
+  return reading;
+}
+
+async function startTwins<S>(given: Omit<ServiceOptions, 'database'>, twin: TwinOptions<S>): Promise<TwinService<S>> {
+  // One key seals the applications' auth secrets for the seeding app and both sides (without it each makes its own).
+  const options = { secretsKey: newSecretsKey(), ...given };
+  const appOptions = appOptionsOf(options);
+  const copies = await seededCopies(appOptions, twin.seed);
+  const own = async (database: DatabaseOptions): Promise<ServiceDatabase> => ({ db: await openDatabase(database), given: false, drop: async () => {} });
+  let subject: TestService | undefined;
+  let reference: TestService | undefined;
+  try {
+    subject = await listen(appOptions, await own(copies.a));
+    reference = await listen(appOptionsOf({ ...options, ...twin.options }), await own(copies.b));
+  } catch (error) {
+    await subject?.close().catch(() => {});
+    await copies.drop().catch(() => {});
+    throw error;
+  }
+  const [a, b] = [subject, reference];
+  let closed: Promise<void> | undefined;
+  return {
+    ...a,
+    twin: b,
+    seeded: copies.seeded,
+    close() {
+      closed ??= (async () => {
+        try {
+          await a.close();
+          await b.close();
+        } finally {
+          await copies.drop();
+        }
+      })();
+      return closed;
+    },
+  };
+}
+
+async function listen(appOptions: AppPart, { db, given, drop }: ServiceDatabase, afterApp = async () => {}): Promise<TestService> {
   let app: App | undefined;
   try {
     app = await createApp({ ...appOptions, database: db });
@@ -136,12 +298,14 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
   } catch (error) {
     // Nothing left open by a start that failed (a port, a database of its own).
     await app?.close().catch(() => {});
+    await afterApp().catch(() => {});
     if (!given) await db.close().catch(() => {});
+    await drop().catch(() => {});
     throw error;
   }
   const { port } = app.fastify.server.address() as AddressInfo;
   // Over TLS the name the test certificate is for (test/support/tls.ts).
-  const baseUrl = options.https ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
+  const baseUrl = appOptions.https ? `https://localhost:${port}` : `http://127.0.0.1:${port}`;
 
   async function request(method: string, path: string, options: RequestOptions = {}): Promise<HttpResult> {
     const headers: Record<string, string> = { ...options.headers };
@@ -179,7 +343,13 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
         try {
           await app.close();
         } finally {
-          if (!given) await db.close();
+          try {
+            await afterApp().finally(async () => {
+              if (!given) await db.close();
+            });
+          } finally {
+            await drop();
+          }
         }
       })();
       return closed;
@@ -188,8 +358,6 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
 }
 
 export interface UseServiceHooks {
-  /** How the service starts (default startService; fuzz.ts's startIsolatedService for a database of its own on a server). */
-  start?: (options: ServiceOptions) => Promise<TestService>;
   /** The start's bound, ms (default: the test timeout). */
   timeoutMs?: number;
   /** Start nothing (the block's tests skip in this run, e.g. for want of PostgreSQL binaries). */
@@ -226,7 +394,7 @@ export function useService(options: ServiceOptions | (() => ServiceOptions | Pro
   };
   beforeAll(async () => {
     if (hooks.skip) return;
-    service = await (hooks.start ?? startService)(typeof options === 'function' ? await options() : options);
+    service = await startService(typeof options === 'function' ? await options() : options);
   }, hooks.timeoutMs);
   afterAll(async () => {
     const closing = async (one: TestService) => {
