@@ -28,9 +28,9 @@ async function main(): Promise<void> {
   const messages: string[] = [];
   const total = RATE * SECONDS;
   for (let d = 0; d < DIALOGS; d++) {
-    const dialog = await p.messages.createDialog({ applicationId: application.id, ownerId: users[0]!.id, occupantIds: users.slice(1).map((u) => u.id) });
+    const dialog = await p.chat.createDialog({ applicationId: application.id, ownerId: users[0]!.id, occupantIds: users.slice(1).map((u) => u.id) });
     messages.push(
-      ...(await app.services.messages.createMany({
+      ...(await app.services.chat.createMany({
         dialogId: dialog.id,
         senderId: users[0]!.id,
         bodies: Array.from({ length: Math.ceil(total / DIALOGS) }, (_, i) => `m${i}`),

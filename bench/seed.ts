@@ -343,11 +343,11 @@ async function seedDialog(
   count: number,
   made: (n: number) => void,
 ): Promise<string[]> {
-  const dialog = await provisioning.messages.createDialog({ applicationId, ownerId, occupantIds: [senderId] });
+  const dialog = await provisioning.chat.createDialog({ applicationId, ownerId, occupantIds: [senderId] });
   const ids: string[] = [];
   for (let i = 0; i < count; i += 10_000) {
     const bodies = Array.from({ length: Math.min(10_000, count - i) }, (_, k) => `bench message ${i + k}`);
-    ids.push(...(await services.messages.createMany({ dialogId: dialog.id, senderId, bodies })));
+    ids.push(...(await services.chat.createMany({ dialogId: dialog.id, senderId, bodies })));
     made(bodies.length);
   }
   return ids;
@@ -386,7 +386,7 @@ async function seedHistory(
   options: BenchOptions,
 ): Promise<{ seed: HistorySeed; seconds: number }> {
   const started = performance.now();
-  const dialog = await provisioning.messages.createDialog({ applicationId, ownerId, occupantIds: [senderId], name: 'history' });
+  const dialog = await provisioning.chat.createDialog({ applicationId, ownerId, occupantIds: [senderId], name: 'history' });
   const firstAt = Date.UTC(2026, 0, 1);
   await withoutAddedEvents(db, () =>
     db.query(

@@ -15,7 +15,7 @@ import type { TimeoutOptions } from './http/timeouts';
 import type { OverrideName } from './overrides';
 import type { SharedRedis } from './scale/redis';
 import type { ReadReplicas } from './scale/replicas';
-import type { AddressBookOptions, MessagesOptions, SessionsOptions, SweeperOptions } from './services';
+import type { AddressBookOptions, ChatOptions, SessionsOptions, SweeperOptions } from './services';
 import type { AuthOptions } from './services/auth';
 
 export interface AppOptions {
@@ -45,7 +45,7 @@ export interface AppOptions {
   /** Session requests' timestamp window, failed-login budgets and sessions per user. */
   sessions?: SessionsOptions;
   /** Deleted content's retention. */
-  messages?: MessagesOptions;
+  chat?: ChatOptions;
   /** The sweeper's interval and batch size; it runs only once main calls `services.sweeper.start()`. */
   sweeper?: SweeperOptions;
   /** Address books' bounds: contacts per book, device books per user, new phone numbers a day (issue 31). */
@@ -116,7 +116,7 @@ export function appOptionsFromConfig(config: Config): Omit<AppOptions, 'database
       sessionsPerUser: config.SESSIONS_PER_USER_MAX,
       applicationSessions: { perApplication: config.APPLICATION_SESSIONS_PER_APPLICATION, perAddress: config.APPLICATION_SESSIONS_PER_ADDRESS },
     },
-    messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+    chat: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
     addressBooks: {
       maxContacts: config.ADDRESS_BOOK_MAX_CONTACTS,
       maxDeviceBooks: config.ADDRESS_BOOK_MAX_DEVICE_BOOKS,

@@ -70,7 +70,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     secretsKey,
     sessions: { ...options.sessions, redis: options.redis },
     reads: options.reads,
-    messages: options.messages,
+    chat: options.chat,
     sweeper: options.sweeper,
     addressBooks: { ...options.addressBooks, redis: options.redis },
   });

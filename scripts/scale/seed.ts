@@ -54,9 +54,9 @@ export async function seed(url: string, count: number): Promise<Seeded> {
       const partner = users[(i + 1) % users.length]!;
       user.partnerId = partner.id;
       user.partnerPhone = phoneOf((i + 1) % users.length);
-      const dialog = await provisioning.messages.createDialog({ applicationId: application.id, ownerId: user.id, occupantIds: [partner.id] });
+      const dialog = await provisioning.chat.createDialog({ applicationId: application.id, ownerId: user.id, occupantIds: [partner.id] });
       const bodies = Array.from({ length: 200 }, (_, k) => `m${k}`);
-      user.messageIds = await services.messages.createMany({ dialogId: dialog.id, senderId: user.id, bodies });
+      user.messageIds = await services.chat.createMany({ dialogId: dialog.id, senderId: user.id, bodies });
     }
     return { applicationId: application.id, users, secretsKey };
   } finally {

@@ -305,7 +305,7 @@ function chatCommands(program: Command, run: Run): void {
     .option('--type <1|2|3>', 'dialog type', positiveInt, 2)
     .action((opts: { app: number; owner: number; occupants: number[]; type: number }) =>
       run(async (_s, p) => {
-        const dialog = await p.messages.createDialog({
+        const dialog = await p.chat.createDialog({
           applicationId: opts.app,
           ownerId: opts.owner,
           occupantIds: opts.occupants,
@@ -323,7 +323,7 @@ function chatCommands(program: Command, run: Run): void {
     .requiredOption('--body <text>', 'message text')
     .action((opts: { dialog: string; sender: number; body: string }) =>
       run(async (_s, p) => {
-        const message = await p.messages.createMessage({ dialogId: opts.dialog, senderId: opts.sender, body: opts.body });
+        const message = await p.chat.createMessage({ dialogId: opts.dialog, senderId: opts.sender, body: opts.body });
         return { message: { id: message.id } };
       }),
     );
@@ -343,7 +343,7 @@ function chatCommands(program: Command, run: Run): void {
           opts.as === undefined
             ? ({ kind: 'application', applicationId: opts.app, via: 'apiKey' } as const)
             : ({ kind: 'user', applicationId: opts.app, userId: opts.as, via: 'apiKey' } as const);
-        return s.messages.delete(caller, opts.ids.split(','), opts.forEveryone);
+        return s.chat.delete(caller, opts.ids.split(','), opts.forEveryone);
       }),
     );
 
@@ -354,7 +354,7 @@ function chatCommands(program: Command, run: Run): void {
     .requiredOption('--as <userId>', 'user id', positiveInt)
     .action((opts: { dialog: string; as: number }) =>
       run(async (s) => {
-        const items = await s.messages.history(opts.dialog, opts.as);
+        const items = await s.chat.history(opts.dialog, opts.as);
         return { items: items.map((m) => ({ id: m.id, sender_id: m.senderId, body: m.body })) };
       }),
     );
@@ -446,7 +446,7 @@ async function main(argv: string[]): Promise<number> {
       auth: { cacheMs: 0 },
       secretsKey,
       sessions: { timestampWindowSeconds: config.SESSION_TIMESTAMP_WINDOW_S, sessionsPerUser: config.SESSIONS_PER_USER_MAX },
-      messages: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
+      chat: { deletedContentRetentionSeconds: config.DELETED_CONTENT_RETENTION_S },
       // An operator running `sweep` wants it done: batches back to back.
       sweeper: { batchSize: config.SWEEP_BATCH_SIZE, maxShare: 100, liveEventRetentionSeconds: config.LIVE_EVENT_RETENTION_S },
     });

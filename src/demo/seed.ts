@@ -37,14 +37,14 @@ export async function prepareDemo(provisioning: Provisioning, services: Services
   if (appId === null) appId = await seedDemo(provisioning, services);
   const alice = await demoUser(provisioning, appId, 'alice');
   const bob = await demoUser(provisioning, appId, 'bob');
-  const dialogId = await provisioning.messages.dialogOwnedBy(appId, alice.id);
+  const dialogId = await provisioning.chat.dialogOwnedBy(appId, alice.id);
   if (dialogId === null) throw new Error("the demo application has no dialog of alice's");
   // Earlier runs may have deleted the demo messages: keep three to delete.
-  let history = await services.messages.history(dialogId, alice.id);
+  let history = await services.chat.history(dialogId, alice.id);
   for (let i = history.length; i < 3; i++) {
-    await provisioning.messages.createMessage({ dialogId, senderId: bob.id, body: `Demo message ${i + 1}` });
+    await provisioning.chat.createMessage({ dialogId, senderId: bob.id, body: `Demo message ${i + 1}` });
   }
-  history = await services.messages.history(dialogId, alice.id);
+  history = await services.chat.history(dialogId, alice.id);
 
   const { apiKey } = await provisioning.applications.rotateApiKey(appId);
   const { token } = await provisioning.applications.createSession(appId, alice.id);
@@ -78,7 +78,7 @@ async function seedDemo(provisioning: Provisioning, services: Services): Promise
     users.push(await provisioning.users.create({ applicationId: appId, password: 'demo-password', ...user }));
   }
   const [alice, bob, carol] = users as [(typeof users)[0], (typeof users)[0], (typeof users)[0]];
-  const dialog = await provisioning.messages.createDialog({
+  const dialog = await provisioning.chat.createDialog({
     applicationId: appId,
     ownerId: alice.id,
     occupantIds: [bob.id, carol.id],
@@ -89,7 +89,7 @@ async function seedDemo(provisioning: Provisioning, services: Services): Promise
     [bob, 'Hello Alice'],
     [carol, 'Hey there'],
   ] as const) {
-    await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: sender.id, body });
+    await provisioning.chat.createMessage({ dialogId: dialog.id, senderId: sender.id, body });
   }
   const aliceCaller = { kind: 'user', applicationId: appId, userId: alice.id, via: 'session' } as const;
   await services.addressBook.upload(

@@ -9,21 +9,21 @@ import type { Database } from '../db';
 import type { Services } from '../services';
 import { ApplicationsProvisioning } from './applications';
 import { assertPrismaInstalled } from './client';
-import { MessagesProvisioning } from './messages';
+import { ChatProvisioning } from './chat';
 import { UsersProvisioning } from './users';
 
 export interface Provisioning {
   applications: ApplicationsProvisioning;
   users: UsersProvisioning;
   /** Dialogs and single messages. */
-  messages: MessagesProvisioning;
+  chat: ChatProvisioning;
 }
 
 export interface ProvisioningOptions {
   /** Seals applications' auth secrets: the key the services open them with. */
   secretsKey: Buffer;
   /** Sessions are opened, and senders checked, by the services' own rules. */
-  services: Pick<Services, 'sessions' | 'messages'>;
+  services: Pick<Services, 'sessions' | 'chat'>;
 }
 
 export function createProvisioning(database: Database, options: ProvisioningOptions): Provisioning {
@@ -31,7 +31,7 @@ export function createProvisioning(database: Database, options: ProvisioningOpti
   return {
     applications: new ApplicationsProvisioning(database, options.secretsKey, options.services.sessions),
     users: new UsersProvisioning(database),
-    messages: new MessagesProvisioning(database, options.services.messages),
+    chat: new ChatProvisioning(database, options.services.chat),
   };
 }
 

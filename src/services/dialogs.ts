@@ -11,7 +11,7 @@ import { decodePosition, encodePosition, fromGlobalId, type Position } from './g
 import { type PageArgs, type PageInfo, pageInfo, pageRequest } from './paging';
 import { LIMITS } from './validate';
 import { badInput } from '../errors';
-import type { MessageRow, MessagesService } from './messages';
+import type { MessageRow, ChatService } from './chat';
 
 export type DialogRow = RowOf<typeof DIALOG_ROW>;
 
@@ -31,7 +31,7 @@ export interface DialogPage {
 export class DialogsService {
   constructor(
     private readonly pool: Pool,
-    private readonly messages: MessagesService,
+    private readonly messages: ChatService,
   ) {}
 
   /**

@@ -8,7 +8,7 @@ import { AddressBookService, type AddressBookOptions } from './address-book';
 import { type AuthOptions, AuthService } from './auth';
 import { DialogsService } from './dialogs';
 import type { LoginAttemptsOptions } from './login-attempts';
-import { MessagesService, type MessagesOptions } from './messages';
+import { ChatService, type ChatOptions } from './chat';
 import type { ReadReplicas } from '../scale/replicas';
 import { PhoneKeysService } from './phone-keys';
 import { newSecretsKey } from './secrets';
@@ -19,7 +19,7 @@ import { UsersService } from './users';
 export interface Services {
   auth: AuthService;
   users: UsersService;
-  messages: MessagesService;
+  chat: ChatService;
   /** Dialogs as their occupants see them, and the users they name. */
   dialogs: DialogsService;
   addressBook: AddressBookService;
@@ -45,27 +45,27 @@ export interface ServicesOptions {
   /** Read replicas for user lookups and registered users (DATABASE_READ_URL). */
   reads?: ReadReplicas;
   /** Deleted content's retention (DELETED_CONTENT_RETENTION_S). */
-  messages?: MessagesOptions;
+  chat?: ChatOptions;
   /** The sweeper's interval and batch size (its nonce cut-off follows `sessions`' timestamp window). */
   sweeper?: SweeperOptions;
   /** Address books' bounds (issue 31) and where the discovery budget is counted. */
   addressBooks?: AddressBookOptions;
 }
 
-export type { AddressBookOptions, LoginAttemptsOptions, MessagesOptions, SessionsOptions, SweeperOptions };
+export type { AddressBookOptions, LoginAttemptsOptions, ChatOptions, SessionsOptions, SweeperOptions };
 
 export function createServices(database: Pick<Database, 'pool'>, options: ServicesOptions = {}): Services {
   const { pool } = database;
   const auth = new AuthService(pool, options.auth);
   const secretsKey = options.secretsKey ?? newSecretsKey();
   const sessions = new SessionsService(pool, auth, secretsKey, options.sessions);
-  const messages = new MessagesService(pool, options.messages);
+  const chat = new ChatService(pool, options.chat);
   const sweeper = new Sweeper(pool, { timestampWindowSeconds: options.sessions?.timestampWindowSeconds, ...options.sweeper });
   return {
     auth,
     users: new UsersService(pool, options.reads),
-    messages,
-    dialogs: new DialogsService(pool, messages),
+    chat,
+    dialogs: new DialogsService(pool, chat),
     addressBook: new AddressBookService(pool, options.reads, options.addressBooks),
     phoneKeys: new PhoneKeysService(pool),
     sessions,

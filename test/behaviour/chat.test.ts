@@ -8,7 +8,7 @@
 // and test/rest/chat.test.ts.
 import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
-import { memberDialog, UNKNOWN } from '../support/messages';
+import { memberDialog, UNKNOWN } from '../support/chat';
 import { seedTenant, type Tenant } from '../support/seed';
 import { type Headers, REFUSED_CREDENTIALS, SURFACES, surfaceOf, value } from './surfaces';
 import { useService } from '../support/service';

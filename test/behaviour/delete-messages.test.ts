@@ -6,7 +6,7 @@
 // coercion stay in test/rest and test/graphql.
 import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
-import { deletedForEveryone, expectUntouched, hides, history, memberDialog, sorted, UNKNOWN, unknownIds } from '../support/messages';
+import { deletedForEveryone, expectUntouched, hides, history, memberDialog, sorted, UNKNOWN, unknownIds } from '../support/chat';
 import { seedTenant, type Tenant } from '../support/seed';
 import { type Headers, REFUSED_CREDENTIALS, type Refusal, SURFACES, surfaceOf, value } from './surfaces';
 import { useService } from '../support/service';

@@ -8,7 +8,7 @@
 import { ERROR_STATUS, type ErrorCode, MESSAGES } from '../../src/errors';
 import { toGlobalId } from '../../src/services/global-id';
 import type { Contact } from '../support/address-book';
-import { sorted } from '../support/messages';
+import { sorted } from '../support/chat';
 import { GRAPHQL_USER_FIELDS, USER_FIELDS, USER_RECORD, type UserRecord } from '../support/records';
 import type { Tenant } from '../support/seed';
 import type { HttpResult, TestService } from '../support/service';

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { LONG, recordFigures } from '../support/figures';
 import { chooseSeed, countBy, random, type Random, runConcurrently, type Timed, timed } from '../support/concurrency';
 import { percentile } from '../../scripts/lib/percentile';
-import { unknownIds } from '../support/messages';
+import { unknownIds } from '../support/chat';
 import { seedTenant, type Tenant } from '../support/seed';
 import { testDatabaseOptions, useService, usingServer } from '../support/service';
 
@@ -97,11 +97,11 @@ async function seedRound(rng: Random): Promise<Fixture> {
 
   const messages = new Map<string, { owner: number; occupants: Set<number> }>();
   const dialog = async (ownerId: number, occupantIds: number[], senders: [number, number][]) => {
-    const d = await provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId, occupantIds });
+    const d = await provisioning.chat.createDialog({ applicationId: t.applicationId, ownerId, occupantIds });
     const occupants = new Set(d.occupantIds);
     for (const [senderId, count] of senders) {
       const bodies = Array.from({ length: count }, (_, i) => `m${i} from ${senderId} ${rng.int(1e9)}`);
-      for (const id of await services.messages.createMany({ dialogId: d.id, senderId, bodies })) {
+      for (const id of await services.chat.createMany({ dialogId: d.id, senderId, bodies })) {
         messages.set(id, { owner: ownerId, occupants });
       }
     }
@@ -130,9 +130,9 @@ async function seedRound(rng: Random): Promise<Fixture> {
   const all = rng.shuffle([...messages.keys()]);
   const controlCount = Math.floor(all.length * 0.15);
   const foreignIds = [...other.messageIds];
-  const otherDialog = await provisioning.messages.createDialog({ applicationId: other.applicationId, ownerId: other.owner.id, occupantIds: [other.member.id] });
+  const otherDialog = await provisioning.chat.createDialog({ applicationId: other.applicationId, ownerId: other.owner.id, occupantIds: [other.member.id] });
   foreignIds.push(
-    ...(await services.messages.createMany({
+    ...(await services.chat.createMany({
       dialogId: otherDialog.id,
       senderId: other.owner.id,
       bodies: Array.from({ length: 20 }, (_, i) => `foreign ${i}`),

@@ -74,8 +74,7 @@ const MESSAGES_DELETE: TypedDocumentNode<
 /** Seven messages in the tenant's dialog (the seed's three, then m4 to m7), as global ids. */
 async function longDialog(t: Tenant): Promise<string[]> {
   const ids = [...t.messageIds];
-  for (let i = 4; i <= 7; i++)
-    ids.push((await service.app.provisioning.messages.createMessage({ dialogId: t.dialogId, senderId: t.member.id, body: `m${i}` })).id);
+  for (let i = 4; i <= 7; i++) ids.push((await service.app.provisioning.chat.createMessage({ dialogId: t.dialogId, senderId: t.member.id, body: `m${i}` })).id);
   return ids.map((id) => toGlobalId('Message', id));
 }
 

@@ -50,9 +50,9 @@ async function aliceWithCollidingIds(t: Tenant, bodies: string[]) {
   await service.db.pool.query('UPDATE users SET id = $1 WHERE id = $2', [id, created.id]);
   const session = await provisioning.applications.createSession(t.applicationId, id);
   await service.db.pool.query('UPDATE sessions SET id = $1 WHERE user_id = $1', [id]);
-  const dialog = await provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId: id, occupantIds: [t.owner.id], name: 'Alice and owner' });
+  const dialog = await provisioning.chat.createDialog({ applicationId: t.applicationId, ownerId: id, occupantIds: [t.owner.id], name: 'Alice and owner' });
   const messageIds: string[] = [];
-  for (const body of bodies) messageIds.push((await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: id, body })).id);
+  for (const body of bodies) messageIds.push((await provisioning.chat.createMessage({ dialogId: dialog.id, senderId: id, body })).id);
   return { id, headers: { 'SVC-Token': session.token }, dialogGid: toGlobalId('Dialog', dialog.id), messageIds };
 }
 

@@ -13,7 +13,7 @@ import { percentile } from '../../scripts/lib/percentile';
 import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
 import { LONG, recordFigures } from '../support/figures';
-import { UNKNOWN } from '../support/messages';
+import { UNKNOWN } from '../support/chat';
 import { createPostgresInstance, type PostgresInstance } from '../support/postgres-instance';
 import { useService } from '../support/service';
 import { historyIds, seedTenant, type Tenant } from '../support/seed';

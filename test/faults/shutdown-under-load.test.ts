@@ -58,7 +58,7 @@ beforeAll(async () => {
   try {
     const { services, provisioning } = servicesOver(db);
     t = await seedTenant(provisioning);
-    manyIds = await services.messages.createMany({
+    manyIds = await services.chat.createMany({
       dialogId: t.dialogId,
       senderId: t.owner.id,
       bodies: Array.from({ length: 1_000 }, (_, i) => `bulk ${i}`),

@@ -18,7 +18,7 @@ import { type Database, openDatabase } from '../../src/db';
 import { MESSAGES } from '../../src/errors';
 import { prismaOf } from '../../src/provisioning/client';
 import { LONG, recordFigures } from '../support/figures';
-import { UNKNOWN } from '../support/messages';
+import { UNKNOWN } from '../support/chat';
 import { createPostgresInstance, realPostgresAvailable } from '../support/postgres-instance';
 import { requires } from '../support/requires';
 import { historyIds, seedTenant, type Tenant } from '../support/seed';

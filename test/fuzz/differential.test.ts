@@ -25,7 +25,7 @@ import { hashSecret } from '../../src/services/secrets';
 import { comparableDigest, diffDigests } from '../support/digest';
 import { LONG, recordFigures } from '../support/figures';
 import { excerpt, fuzzParameters } from '../support/fuzz';
-import { unknownIds } from '../support/messages';
+import { unknownIds } from '../support/chat';
 import { seedTenant, type Tenant } from '../support/seed';
 import { fetchResult, type HttpResult, startService, type TwinService } from '../support/service';
 import { signedSessionRequest } from '../support/sessions';

@@ -6,7 +6,7 @@
 // test/behaviour/chat.test.ts.
 import { toGlobalId } from '../../src/services/global-id';
 import { prismaOf } from '../../src/provisioning/client';
-import { memberDialog, UNKNOWN } from '../support/messages';
+import { memberDialog, UNKNOWN } from '../support/chat';
 import { seedTenant, type Tenant } from '../support/seed';
 import { type GraphQLResult, useService } from '../support/service';
 
@@ -53,7 +53,7 @@ const dialogGid = (t: Tenant) => toGlobalId('Dialog', t.dialogId);
 async function longDialog(t: Tenant): Promise<string[]> {
   const ids = [...t.messageIds];
   for (let i = 0; i < 12; i++) {
-    ids.push((await service.app.provisioning.messages.createMessage({ dialogId: t.dialogId, senderId: i % 2 ? t.owner.id : t.member.id, body: `m${i}` })).id);
+    ids.push((await service.app.provisioning.chat.createMessage({ dialogId: t.dialogId, senderId: i % 2 ? t.owner.id : t.member.id, body: `m${i}` })).id);
   }
   return ids;
 }
@@ -96,7 +96,7 @@ describe('identification', () => {
 
   test("a dialog's name, as provisioning gave it", async () => {
     const t = await seed();
-    const named = await service.app.provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId: t.owner.id, occupantIds: [], name: 'Team' });
+    const named = await service.app.provisioning.chat.createDialog({ applicationId: t.applicationId, ownerId: t.owner.id, occupantIds: [], name: 'Team' });
     const res = await gql(`query ($id: ID!) { node(id: $id) { ... on Dialog { name type } } }`, { id: toGlobalId('Dialog', named.id) }, t.as.owner);
     expect(res.body).toEqual({ data: { node: { name: 'Team', type: 2 } } });
   });

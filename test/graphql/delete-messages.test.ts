@@ -7,7 +7,7 @@
 import { MESSAGES } from '../../src/errors';
 import { graphqlSurface } from '../behaviour/surfaces';
 import { type GraphQLResult, useService } from '../support/service';
-import { expectUntouched, UNKNOWN } from '../support/messages';
+import { expectUntouched, UNKNOWN } from '../support/chat';
 import { seedTenant } from '../support/seed';
 
 const service = useService();

@@ -90,14 +90,14 @@ describe('who is told', () => {
 
   test('dialogId narrows to one dialog; a dialog the user is not in is refused (FORBIDDEN); an occupant added later is told from then on', async () => {
     const t = await seed();
-    const second = await service.app.provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId: t.owner.id, occupantIds: [] });
+    const second = await service.app.provisioning.chat.createDialog({ applicationId: t.applicationId, ownerId: t.owner.id, occupantIds: [] });
     const narrowed = await subscribed(t.as.member, { dialogId: gid('Dialog', t.dialogId) });
     const everything = await subscribed(t.as.owner);
     const notMine = await subscribed(t.as.member, { dialogId: second.id });
     await notMine.subscription.ended;
     expect(notMine.subscription.results).toEqual([{ errors: [expect.objectContaining({ extensions: { code: 'FORBIDDEN' } })] }]);
     const outsider = await subscribed(t.as.outsider);
-    await service.app.provisioning.messages.createMessage({ dialogId: second.id, senderId: t.owner.id, body: 'elsewhere' });
+    await service.app.provisioning.chat.createMessage({ dialogId: second.id, senderId: t.owner.id, body: 'elsewhere' });
     await restSend(t, 'here');
     await everything.subscription.waitFor(2, WAIT);
     await narrowed.subscription.waitFor(1, WAIT);
@@ -135,7 +135,7 @@ describe('every write publishes, once', () => {
     expect(gql.body.errors).toBeUndefined();
     const viaGraphql: string = gql.body.data.messageSend.message.databaseId;
     // What the admin CLI's message:create runs (its own process: the test below, on a server).
-    const provisioned = (await service.app.provisioning.messages.createMessage({ dialogId: t.dialogId, senderId: t.owner.id, body: 'provisioned' })).id;
+    const provisioned = (await service.app.provisioning.chat.createMessage({ dialogId: t.dialogId, senderId: t.owner.id, body: 'provisioned' })).id;
     // Another program writing the same table; and a row written already deleted, which is no event.
     const [bySql, alreadyDeleted] = [newObjectId(), newObjectId()];
     await service.db.pool.query('INSERT INTO messages (id, dialog_id, sender_id, body) VALUES ($1, $2, $3, $4)', [bySql, t.dialogId, t.member.id, 'by SQL']);
@@ -175,7 +175,7 @@ describe('every write publishes, once', () => {
     } finally {
       client.release();
     }
-    await service.app.services.messages.createMany({ dialogId: t.dialogId, senderId: t.member.id, bodies: ['a', 'b', 'c'] });
+    await service.app.services.chat.createMany({ dialogId: t.dialogId, senderId: t.member.id, bodies: ['a', 'b', 'c'] });
     await owner.subscription.waitFor(3, WAIT);
     await sleep(1_200);
     expect(bodies(owner.subscription)).toEqual(['a', 'b', 'c']);

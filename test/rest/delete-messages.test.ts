@@ -5,7 +5,7 @@
 // the query string, where GraphQL takes a Boolean), the body's parsing and
 // the path itself (its empty list, its .json suffix).
 import { type HttpResult, type RequestOptions, useService } from '../support/service';
-import { deletedForEveryone, expectUntouched, history, sorted, UNKNOWN } from '../support/messages';
+import { deletedForEveryone, expectUntouched, history, sorted, UNKNOWN } from '../support/chat';
 import { seedTenant } from '../support/seed';
 
 const service = useService();

@@ -9,16 +9,16 @@ const service = useService();
 
 test('skip walks past pages of 1,000 to the same messages as the history in either order, hidden ones not counted', async () => {
   const t = await seedTenant(service.app.provisioning);
-  await service.app.services.messages.createMany({
+  await service.app.services.chat.createMany({
     dialogId: t.dialogId,
     senderId: t.member.id,
     bodies: Array.from({ length: 2_500 }, (_, i) => `m${i}`),
   });
   // Hidden by the owner: gone from their history, so not counted by their skip.
-  const before = await service.app.services.messages.history(t.dialogId, t.owner.id);
+  const before = await service.app.services.chat.history(t.dialogId, t.owner.id);
   const hidden = before.slice(10, 20).map((m) => m.id);
   expect((await service.call('DELETE', `/chat/Message/${hidden.join(',')}.json`, { headers: t.as.owner })).status).toBe(200);
-  const expected = (await service.app.services.messages.history(t.dialogId, t.owner.id)).map((m) => m.id);
+  const expected = (await service.app.services.chat.history(t.dialogId, t.owner.id)).map((m) => m.id);
   expect(expected).toHaveLength(2_503 - 10);
 
   const page = async (query: string) => {

@@ -7,7 +7,7 @@
 // COST_LIMIT_EXCEEDED, before any resolver runs. Sent as a client would.
 import { COST_LIMITS } from '../../src/graphql/cost';
 import { recordFigures } from '../support/figures';
-import { expectUntouched, unknownIds } from '../support/messages';
+import { expectUntouched, unknownIds } from '../support/chat';
 import { seedTenant, type Tenant } from '../support/seed';
 import { type GraphQLResult, useService } from '../support/service';
 

@@ -14,7 +14,7 @@
 // encodings), limits counted on the input as given (duplicates), GraphQL literals,
 // the GraphQL side of the upload boundaries, and odder malformed ids and phones.
 import { contactCount, MEMBER_PHONE } from '../support/address-book';
-import { expectUntouched, history, sorted, UNKNOWN } from '../support/messages';
+import { expectUntouched, history, sorted, UNKNOWN } from '../support/chat';
 import { recordFigures } from '../support/figures';
 import { fetchResult, type GraphQLResult, type HttpResult, type TestService, useService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';

@@ -8,7 +8,7 @@
 // second send was the compiled one): the answer and what is stored must agree
 // on every send. Mutations now always run on graphql-js (src/graphql/execute.ts).
 import { recordFigures } from '../support/figures';
-import { deletedForEveryone, history, sorted } from '../support/messages';
+import { deletedForEveryone, history, sorted } from '../support/chat';
 import { seedTenant } from '../support/seed';
 import { type GraphQLResult, useService } from '../support/service';
 

@@ -10,7 +10,7 @@ import { type App, appOptionsFromConfig } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import type { Database } from '../../src/db';
 import { contactCount, MEMBER_PHONE } from '../support/address-book';
-import { expectUntouched } from '../support/messages';
+import { expectUntouched } from '../support/chat';
 import { recordFigures } from '../support/figures';
 import { fetchResult, type GraphQLResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant } from '../support/seed';

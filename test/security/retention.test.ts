@@ -9,7 +9,7 @@
 // On a PostgreSQL server this file runs on a database of its own: the sweeper
 // removes whatever is due in the whole database, other files' rows included.
 import { recordFigures } from '../support/figures';
-import { history } from '../support/messages';
+import { history } from '../support/chat';
 import { seedTenant } from '../support/seed';
 import { type ServiceOptions, useService } from '../support/service';
 
@@ -136,7 +136,7 @@ describe('a message hidden by its occupants', () => {
 
 describe('DELETED_CONTENT_RETENTION_S', () => {
   test('keeps the text aside, in no answer, until the sweeper runs after its time', async () => {
-    const base = await startApp({ messages: { deletedContentRetentionSeconds: 3600 } });
+    const base = await startApp({ chat: { deletedContentRetentionSeconds: 3600 } });
     const t = await seed();
     const [m0, m1] = t.messageIds as [string, string, string];
     const startedAt = Date.now();

@@ -17,7 +17,7 @@ import { type Database, openDatabase } from '../../src/db';
 import { prismaOf } from '../../src/provisioning/client';
 import { hashSecret, newSecret } from '../../src/services/secrets';
 import { recordFigures } from '../support/figures';
-import { expectUntouched } from '../support/messages';
+import { expectUntouched } from '../support/chat';
 import { fetchResult, type HttpResult, openTestDatabase, type ServiceOptions, startService, type TestService } from '../support/service';
 import { seedTenant, type Tenant } from '../support/seed';
 

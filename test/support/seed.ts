@@ -68,10 +68,10 @@ export async function seedTenant(provisioning: Provisioning): Promise<Tenant> {
   const owner = await user('owner', 101, '+10000000101');
   const member = await user('member', 102, '+10000000102');
   const outsider = await user('outsider', 103, '+10000000103');
-  const dialog = await provisioning.messages.createDialog({ applicationId, ownerId: owner.id, occupantIds: [member.id] });
+  const dialog = await provisioning.chat.createDialog({ applicationId, ownerId: owner.id, occupantIds: [member.id] });
   const messageIds: string[] = [];
   for (const body of ['one', 'two', 'three']) {
-    messageIds.push((await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: owner.id, body })).id);
+    messageIds.push((await provisioning.chat.createMessage({ dialogId: dialog.id, senderId: owner.id, body })).id);
   }
   const session = async (userId?: number) => (await provisioning.applications.createSession(applicationId, userId)).token;
   const ownerToken = await session(owner.id);
@@ -105,7 +105,7 @@ export async function seedTenant(provisioning: Provisioning): Promise<Tenant> {
 
 /** Ids of the messages `userId` sees in the dialog. */
 export async function historyIds(services: Services, dialogId: string, userId: number): Promise<string[]> {
-  return (await services.messages.history(dialogId, userId)).map((m) => m.id);
+  return (await services.chat.history(dialogId, userId)).map((m) => m.id);
 }
 
 /** A user with every optional field set (external id 4242, login "full"). */

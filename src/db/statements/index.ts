@@ -8,18 +8,18 @@ import * as addressBook from './address-book';
 import * as auth from './auth';
 import * as dialogs from './dialogs';
 import * as live from './live';
-import * as messages from './messages';
+import * as chat from './chat';
 import * as phones from './phones';
 import * as sessions from './sessions';
 import * as sweeper from './sweeper';
 import * as users from './users';
 
-export { addressBook, auth, dialogs, live, messages, phones, sessions, sweeper, users };
+export { addressBook, auth, dialogs, live, chat, phones, sessions, sweeper, users };
 
 const isStatement = (value: unknown): value is AnyStatement =>
   typeof value === 'object' && value !== null && 'name' in value && 'text' in value && 'params' in value;
 
 /** All of them, for the checks. */
-export const STATEMENTS: AnyStatement[] = [addressBook, auth, dialogs, live, messages, phones, sessions, sweeper, users].flatMap((module) =>
+export const STATEMENTS: AnyStatement[] = [addressBook, auth, dialogs, live, chat, phones, sessions, sweeper, users].flatMap((module) =>
   Object.values(module).filter(isStatement),
 );

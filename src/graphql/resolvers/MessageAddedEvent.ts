@@ -11,7 +11,7 @@ export const MessageAddedEvent: MessageAddedEventResolvers = {
   message: async (event, _args, ctx) => {
     const caller = requireUser(await ctx.caller());
     return (
-      (await ctx.services.messages.asDelivered(caller.applicationId, caller.userId, event.messageId)) ?? {
+      (await ctx.services.chat.asDelivered(caller.applicationId, caller.userId, event.messageId)) ?? {
         id: event.messageId,
         dialogId: event.dialogId,
         senderId: event.senderId,

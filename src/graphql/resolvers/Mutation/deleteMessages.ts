@@ -1,4 +1,4 @@
 import type { MutationResolvers } from '../../../__generated__/resolvers-types';
 
 export const deleteMessages: NonNullable<MutationResolvers['deleteMessages']> = async (_parent, args, ctx) =>
-  ctx.services.messages.delete(await ctx.caller(), args.ids, args.force ?? false);
+  ctx.services.chat.delete(await ctx.caller(), args.ids, args.force ?? false);

@@ -45,7 +45,7 @@ export async function expectUntouched(service: TestService, t: Tenant, extraIds:
 /** A second dialog of the tenant, owned by the member (the tenant's owner is an occupant), with one message. */
 export async function memberDialog(service: TestService, t: Tenant): Promise<{ dialogId: string; messageId: string }> {
   const { provisioning } = service.app;
-  const dialog = await provisioning.messages.createDialog({ applicationId: t.applicationId, ownerId: t.member.id, occupantIds: [t.owner.id] });
-  const message = await provisioning.messages.createMessage({ dialogId: dialog.id, senderId: t.member.id, body: 'member owns this' });
+  const dialog = await provisioning.chat.createDialog({ applicationId: t.applicationId, ownerId: t.member.id, occupantIds: [t.owner.id] });
+  const message = await provisioning.chat.createMessage({ dialogId: dialog.id, senderId: t.member.id, body: 'member owns this' });
   return { dialogId: dialog.id, messageId: message.id };
 }

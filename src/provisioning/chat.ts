@@ -1,19 +1,19 @@
 // Dialogs and single messages: what the admin CLI, the demo seed and the tests
-// create (bulk imports are one statement of the service's: MessagesService.createMany).
+// create (bulk imports are one statement of the service's: ChatService.createMany).
 import type { Database } from '../db';
 import { badInput } from '../errors';
-import type { MessagesService } from '../services/messages';
+import type { ChatService } from '../services/chat';
 import { newObjectId } from '../services/object-id';
 import { type PrismaClient, prismaOf } from './client';
 
 export const DIALOG_TYPES = [1, 2, 3] as const;
 
-export class MessagesProvisioning {
+export class ChatProvisioning {
   constructor(
     /** Prisma's client is made on the first use (client.ts). */
     private readonly database: Database,
     /** The rule a sender must meet, as bulk imports meet it. */
-    private readonly messages: MessagesService,
+    private readonly messages: ChatService,
   ) {}
 
   private get prisma(): PrismaClient {

@@ -1,6 +1,6 @@
 // Messages: the delete rules of the spec, histories, and bulk imports (one
 // statement; dialogs and single messages are created by
-// src/provisioning/messages.ts).
+// src/provisioning/chat.ts).
 //
 // Each delete is one set-based statement, so its cost does not grow in
 // round trips with the number of ids, and its checks and writes see one
@@ -26,7 +26,7 @@ import {
   MESSAGE_ROW,
   SEND,
   VISIBLE_MESSAGE,
-} from '../db/statements/messages';
+} from '../db/statements/chat';
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession, requireUser } from './auth';
 import type { Caller } from './caller';
@@ -80,17 +80,17 @@ export interface DeleteResult {
   notFound: string[];
 }
 
-export interface MessagesOptions {
+export interface ChatOptions {
   /** Seconds the content of a deleted message is kept aside for audit (0, the default: not kept). */
   deletedContentRetentionSeconds?: number;
 }
 
-export class MessagesService {
+export class ChatService {
   private readonly retentionSeconds: number;
 
   constructor(
     private readonly pool: Pool,
-    options: MessagesOptions = {},
+    options: ChatOptions = {},
   ) {
     this.retentionSeconds = options.deletedContentRetentionSeconds ?? 0;
   }
