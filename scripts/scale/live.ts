@@ -250,13 +250,18 @@ export class Subscriber {
       { query: this.stream.document, variables: { dialogId: dialogArg ?? null, after: connection.after } },
       {
         next: (result) => {
-          if (result.errors) {
-            // graphql-ws ends a subscription whose start failed with a result carrying errors, then complete.
-            answeredErrors = true;
-            this.refused(result.errors);
-          }
+          // After a failed event this socket is being dropped: what it still hands over is replayed on the next.
+          if (generation !== this.generation) return;
           const payload = result.data?.[this.stream.field];
           if (payload) this.deliveries.push({ cursor: payload.cursor, at: Date.now(), payload, connection: index });
+          if (result.errors) {
+            // A start that failed: graphql-ws ends the subscription with this result, then complete. An event
+            // that failed (messageAdded reads its message; a failover answers DATABASE_UNAVAILABLE): the
+            // stream goes on without it, so a client subscribes again with `after` (docs/graphql.md), as here.
+            answeredErrors = true;
+            this.refused(result.errors);
+            if (!payload) this.lose(generation, connection, undefined);
+          }
         },
         error: (error) => {
           // A list of GraphQL errors: the subscription itself was refused or failed (the socket may live on).
