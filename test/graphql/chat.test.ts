@@ -226,6 +226,39 @@ describe('a history paged both ways', () => {
     const mixed = await gql(HISTORY, { id: dialogGid(t), first: 2, before: 'x' }, t.as.member);
     expect(mixed.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', field: 'before' }) })]);
   });
+
+  // sender { databaseId } is answered from the message row; any other User
+  // field, however it is selected, reads the user. One document with both
+  // variable values: what the selection needs is decided per request.
+  test("a sender's ids come from the message; a fragment or an @include that asks for more reads the user", async () => {
+    const t = await seed();
+    const SENDERS = /* GraphQL */ `
+      query ($id: ID!, $full: Boolean!) {
+        node(id: $id) {
+          ... on Dialog {
+            messages(last: 3) { edges { node { sender { id databaseId login @include(if: $full) ...Names } } } }
+            owner { databaseId }
+            occupants { databaseId }
+          }
+        }
+      }
+      fragment Names on User { full: fullName @include(if: $full) }
+    `;
+    const senders = async (full: boolean) =>
+      (await gql(SENDERS, { id: dialogGid(t), full }, t.as.member)).body.data.node as {
+        messages: { edges: { node: { sender: Record<string, unknown> } }[] };
+        owner: unknown;
+        occupants: unknown;
+      };
+    const ids = await senders(false);
+    expect(ids.messages.edges.map((e) => e.node.sender)).toEqual(Array(3).fill({ id: t.owner.id, databaseId: t.owner.id }));
+    expect(ids.owner).toEqual({ databaseId: t.owner.id });
+    expect(ids.occupants).toEqual([t.owner.id, t.member.id].sort((a, b) => a - b).map((databaseId) => ({ databaseId })));
+    const full = await senders(true);
+    expect(full.messages.edges.map((e) => e.node.sender)).toEqual(
+      Array(3).fill({ id: t.owner.id, databaseId: t.owner.id, login: 'owner', full: 'owner Example' }),
+    );
+  });
 });
 
 const DELETE = /* GraphQL */ `

@@ -1,19 +1,19 @@
 import type { DialogResolvers } from '../../__generated__/resolvers-types';
 import { requireUser } from '../../services/auth';
 import { toGlobalId } from '../../services/global-id';
-import { loadUsers } from '../loaders';
+import { usersAsSelected } from '../loaders';
 
 export const Dialog: DialogResolvers = {
   // The row's id is the 24-hex one: the GraphQL id is the global one.
   id: (dialog) => toGlobalId('Dialog', dialog.id),
   databaseId: (dialog) => dialog.id,
-  owner: async (dialog, _args, ctx) => {
+  owner: async (dialog, _args, ctx, info) => {
     const caller = requireUser(await ctx.caller());
-    return (await loadUsers(ctx, caller.applicationId, [dialog.ownerId]))[0] ?? null;
+    return (await usersAsSelected(ctx, info, caller.applicationId, [dialog.ownerId]))[0] ?? null;
   },
-  occupants: async (dialog, _args, ctx) => {
+  occupants: async (dialog, _args, ctx, info) => {
     const caller = requireUser(await ctx.caller());
-    return (await loadUsers(ctx, caller.applicationId, dialog.occupantIds)).filter((u) => u !== undefined);
+    return (await usersAsSelected(ctx, info, caller.applicationId, dialog.occupantIds)).filter((u) => u !== undefined);
   },
   lastMessage: (dialog) =>
     dialog.lastMessageId === null

@@ -1,7 +1,7 @@
 import type { MessageResolvers } from '../../__generated__/resolvers-types';
 import { requireUser } from '../../services/auth';
 import { toGlobalId } from '../../services/global-id';
-import { loadUsers } from '../loaders';
+import { usersAsSelected } from '../loaders';
 
 export const Message: MessageResolvers = {
   // The row's id is the 24-hex one: the GraphQL id is the global one.
@@ -11,8 +11,8 @@ export const Message: MessageResolvers = {
     const caller = requireUser(await ctx.caller());
     return (await ctx.services.dialogs.get(caller, message.dialogId)) ?? null;
   },
-  sender: async (message, _args, ctx) => {
+  sender: async (message, _args, ctx, info) => {
     const caller = requireUser(await ctx.caller());
-    return (await loadUsers(ctx, caller.applicationId, [message.senderId]))[0] ?? null;
+    return (await usersAsSelected(ctx, info, caller.applicationId, [message.senderId]))[0] ?? null;
   },
 };
