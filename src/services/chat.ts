@@ -36,6 +36,7 @@ import { type PageArgs, pageInfo, pageRequest } from './paging';
 import { characters, LIMITS } from './validate';
 
 export type MessageRow = RowOf<typeof MESSAGE_ROW>;
+type DeliveredRow = MessageRow & { deleted: boolean; hiddenBy: number[] };
 
 export interface DeleteAttempt {
   /** The distinct ids, in request order. */
@@ -87,6 +88,8 @@ export interface ChatOptions {
 
 export class ChatService {
   private readonly retentionSeconds: number;
+  /** asDelivered's reads in flight, by application and message id. */
+  private readonly deliveries = new Map<string, Promise<DeliveredRow | undefined>>();
 
   constructor(
     private readonly pool: Pool,
@@ -219,10 +222,27 @@ export class ChatService {
     return row;
   }
 
-  /** Message `id` as a live event shows it to `userId` (MESSAGE_AS_DELIVERED); undefined once its row is gone. */
+  /**
+   * Message `id` as a live event shows it to `userId`: its body null once it
+   * is deleted for everyone or hidden by them; undefined once its row is gone.
+   * An event reaches every subscriber of its dialog at once, so the read is
+   * shared by the deliveries that ask while it is in flight (one statement per
+   * event, not one per subscriber); a delivery that asks later reads afresh.
+   */
   async asDelivered(applicationId: number, userId: number, id: string): Promise<MessageRow | undefined> {
-    const [row] = await query(this.pool, MESSAGE_AS_DELIVERED, [applicationId, userId, id]);
-    return row;
+    const key = `${applicationId}:${id}`;
+    let read = this.deliveries.get(key);
+    if (!read) {
+      const reading: Promise<DeliveredRow | undefined> = query(this.pool, MESSAGE_AS_DELIVERED, [applicationId, id]).then((rows) => rows[0]);
+      this.deliveries.set(key, reading);
+      const done = () => this.deliveries.delete(key);
+      reading.then(done, done);
+      read = reading;
+    }
+    const row = await read;
+    if (!row) return undefined;
+    const { deleted, hiddenBy, ...message } = row;
+    return deleted || hiddenBy.includes(userId) ? { ...message, body: null } : message;
   }
 
   /**

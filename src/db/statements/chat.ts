@@ -139,23 +139,23 @@ export const VISIBLE_MESSAGE = statement({
 });
 
 /**
- * Message $3 of application $1 as user $2 is shown it in a live event
- * (messageAdded): its body null once it is deleted for everyone or hidden by
- * $2 (the deletion's own event follows). Occupancy is the listener's to
- * check (src/services/live.ts), when it hands the event out.
+ * Message $2 of application $1 as a live event (messageAdded) shows it to
+ * each of its subscribers: read once per event, not once per subscriber.
+ * `deleted`: deleted for everyone; `hiddenBy`: the users who hid it. Each
+ * subscriber sees its body null when either holds for them (the deletion's
+ * own event follows). Occupancy is the listener's to check
+ * (src/services/live.ts), when it hands the event out.
  */
 export const MESSAGE_AS_DELIVERED = statement({
   name: 'messages.as_delivered',
-  params: ['int4', 'int4', 'text'],
-  columns: MESSAGE_ROW,
-  text: `SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId",
-                CASE WHEN m.deleted_at IS NULL
-                      AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)
-                     THEN m.body END AS body,
-                m.created_at AS "createdAt"
+  params: ['int4', 'text'],
+  columns: { ...MESSAGE_ROW, deleted: computed('bool'), hiddenBy: computed('_int4') },
+  text: `SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId", m.body, m.created_at AS "createdAt",
+                m.deleted_at IS NOT NULL AS deleted,
+                ARRAY(SELECT h.user_id FROM message_hides h WHERE h.message_id = m.id) AS "hiddenBy"
            FROM messages m
            JOIN dialogs d ON d.id = m.dialog_id AND d.application_id = $1
-          WHERE m.id = $3`,
+          WHERE m.id = $2`,
 });
 
 /**
