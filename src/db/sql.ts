@@ -29,6 +29,8 @@ export interface PgTypes {
   _int4: number[];
   _text: string[];
   _timestamptz: Date[];
+  /** Parsed by pg (JSON.parse): what the statement builds is the caller's to read. */
+  json: unknown;
   void: null;
 }
 export type PgType = keyof PgTypes;

@@ -1,7 +1,7 @@
 // What the client selected under a field, for resolvers that read less from
 // the database when less is asked for.
 import { collectSubFields } from '@graphql-tools/utils';
-import { getNamedType, isObjectType, type GraphQLResolveInfo } from 'graphql';
+import { type FieldNode, getArgumentValues, getNamedType, isObjectType, type GraphQLResolveInfo } from 'graphql';
 
 /**
  * Whether the selection under this field names no field outside `allowed`
@@ -15,15 +15,13 @@ export function selectsOnly(info: GraphQLResolveInfo, allowed: ReadonlySet<strin
   // per (nodes, variables, allowed) for as long as the request's objects live.
   let byVariables = answers.get(info.fieldNodes);
   if (!byVariables) answers.set(info.fieldNodes, (byVariables = new WeakMap()));
-  const variables = info.variableValues ?? NO_VARIABLES;
-  let byAllowed = byVariables.get(variables);
-  if (!byAllowed) byVariables.set(variables, (byAllowed = new Map()));
+  let byAllowed = byVariables.get(info.variableValues);
+  if (!byAllowed) byVariables.set(info.variableValues, (byAllowed = new Map<ReadonlySet<string>, boolean>()));
   let answer = byAllowed.get(allowed);
   if (answer === undefined) byAllowed.set(allowed, (answer = collectsOnly(info, allowed)));
   return answer;
 }
 
-const NO_VARIABLES = {};
 const answers = new WeakMap<readonly object[], WeakMap<object, Map<ReadonlySet<string>, boolean>>>();
 
 function collectsOnly(info: GraphQLResolveInfo, allowed: ReadonlySet<string>): boolean {
@@ -38,4 +36,32 @@ function collectsOnly(info: GraphQLResolveInfo, allowed: ReadonlySet<string>): b
     }
   }
   return true;
+}
+
+/**
+ * The arguments of field `fieldName` of type `typeName` selected under this
+ * field (through fragments and aliases, as selectsOnly collects), for a
+ * resolver that reads it ahead with its parent: undefined unless the field
+ * is selected, every selection of it has the same arguments, and nothing is
+ * deferred. The field's own resolver decides whether what was read ahead
+ * answers its arguments (a read ahead is never the only way to answer).
+ */
+export function selectedArguments(info: GraphQLResolveInfo, typeName: string, fieldName: string): Record<string, unknown> | undefined {
+  const type = info.schema.getType(typeName);
+  if (!isObjectType(type)) return undefined;
+  const definition = type.getFields()[fieldName];
+  if (!definition) return undefined;
+  const variables = { coerced: info.variableValues, sources: {} };
+  const { fields, patches } = collectSubFields(info.schema, info.fragments, variables, type, [...info.fieldNodes]);
+  if (patches.length > 0) return undefined;
+  const nodes: FieldNode[] = [];
+  for (const collected of fields.values()) for (const node of collected) if (node.name.value === fieldName) nodes.push(node);
+  if (nodes.length === 0) return undefined;
+  try {
+    const values = nodes.map((node) => getArgumentValues(definition, node, info.variableValues));
+    const first = JSON.stringify(values[0]);
+    return values.every((v) => JSON.stringify(v) === first) ? values[0] : undefined;
+  } catch {
+    return undefined; // an argument that does not coerce: the field's resolver reports it
+  }
 }

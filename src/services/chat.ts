@@ -30,12 +30,37 @@ import {
 import { AppError, MESSAGES, badInput } from '../errors';
 import { refuseApplicationSession, requireUser } from './auth';
 import type { Caller } from './caller';
-import { databaseIdOf, decodePosition, encodePosition } from './global-id';
+import { databaseIdOf, decodePosition, encodePosition, type Position } from './global-id';
 import { isObjectId, newObjectId } from './object-id';
-import { type PageArgs, pageInfo, pageRequest } from './paging';
+import { type PageArgs, pageInfo, type PageRequest, pageRequest } from './paging';
 import { characters, LIMITS } from './validate';
 
 export type MessageRow = RowOf<typeof MESSAGE_ROW>;
+
+/** A page of a history in its order (oldest first), and whether more lie beyond it in the direction read. */
+export interface HistoryPage {
+  messages: MessageRow[];
+  more: boolean;
+}
+
+/** A page read ahead for Dialog.messages with these arguments. */
+export interface PrefetchedHistory {
+  args: PageArgs;
+  page: HistoryPage;
+}
+
+/** The page of `rows` read with one more than `count` (newest first when backward). */
+export function pageOfRows(rows: MessageRow[], count: number, direction: 'forward' | 'backward'): HistoryPage {
+  const messages = rows.slice(0, count);
+  if (direction === 'backward') messages.reverse();
+  return { messages, more: rows.length > count };
+}
+
+const samePageArgs = (a: PageArgs, b: PageArgs) =>
+  (a.first ?? null) === (b.first ?? null) &&
+  (a.after ?? null) === (b.after ?? null) &&
+  (a.last ?? null) === (b.last ?? null) &&
+  (a.before ?? null) === (b.before ?? null);
 type DeliveredRow = MessageRow & { deleted: boolean; hiddenBy: number[] };
 
 export interface DeleteAttempt {
@@ -189,21 +214,28 @@ export class ChatService {
     direction: 'forward' | 'backward',
     from: { at: Date; id: string } | null,
     count: number,
-  ): Promise<{ messages: MessageRow[]; more: boolean }> {
+  ): Promise<HistoryPage> {
     const sql = direction === 'forward' ? HISTORY_PAGE : HISTORY_PAGE_BACK;
-    const rows = await query(this.pool, sql, [dialogId, userId, from?.at ?? null, from?.id ?? null, count + 1]);
-    const page = rows.slice(0, count);
-    if (direction === 'backward') page.reverse();
-    return { messages: page, more: rows.length > count };
+    return pageOfRows(await query(this.pool, sql, [dialogId, userId, from?.at ?? null, from?.id ?? null, count + 1]), count, direction);
+  }
+
+  /** Dialog.messages' arguments as a page request (BAD_USER_INPUT, naming the argument, for bad ones). */
+  historyRequest(args: PageArgs): PageRequest<Position> {
+    return pageRequest(args, LIMITS.messagesPerPage, 50, (cursor, field) => decodePosition('m', cursor, field, 'messages'));
   }
 
   /**
    * Dialog.messages: the viewer's history of a dialog they occupy, `first`
    * after `after` or `last` before `before` (1 to 1000; neither: the first 50).
+   * `prefetched`: the page read with the dialog (DialogsService.get), used
+   * when it was read for these very arguments.
    */
-  async connection(viewer: { applicationId: number; userId: number }, dialogId: string, args: PageArgs) {
-    const request = pageRequest(args, LIMITS.messagesPerPage, 50, (cursor, field) => decodePosition('m', cursor, field, 'messages'));
-    const { messages, more } = await this.historyPage(dialogId, viewer.userId, request.direction, request.from, request.count);
+  async connection(viewer: { applicationId: number; userId: number }, dialogId: string, args: PageArgs, prefetched?: PrefetchedHistory) {
+    const request = this.historyRequest(args);
+    const { messages, more } =
+      prefetched && samePageArgs(prefetched.args, args)
+        ? prefetched.page
+        : await this.historyPage(dialogId, viewer.userId, request.direction, request.from, request.count);
     const edges = messages.map((node) => ({ cursor: encodePosition('m', { at: node.createdAt, id: node.id }), node }));
     return {
       edges,

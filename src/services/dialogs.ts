@@ -4,16 +4,17 @@
 // for them: every read here is of the caller's application and occupancy.
 import type { Pool } from 'pg';
 import { query, type RowOf } from '../db/sql';
-import { DIALOG_OF_USER, DIALOG_ROW, DIALOGS_COUNT, DIALOGS_PAGE, DIALOGS_PAGE_BACK } from '../db/statements/dialogs';
+import { DIALOG_OF_USER, DIALOG_ROW, DIALOG_WITH_PAGE, DIALOG_WITH_PAGE_BACK, DIALOGS_COUNT, DIALOGS_PAGE, DIALOGS_PAGE_BACK } from '../db/statements/dialogs';
 import { BY_IDS, type UserRecord } from '../db/statements/users';
 import { isObjectId } from './object-id';
 import { decodePosition, encodePosition, fromGlobalId, type Position } from './global-id';
 import { type PageArgs, type PageInfo, pageInfo, pageRequest } from './paging';
 import { LIMITS } from './validate';
 import { badInput } from '../errors';
-import type { MessageRow, ChatService } from './chat';
+import { type MessageRow, type ChatService, pageOfRows, type PrefetchedHistory } from './chat';
 
-export type DialogRow = RowOf<typeof DIALOG_ROW>;
+/** A dialog; `history`: a page of its history read with it (node(id) looks ahead: DialogsService.get). */
+export type DialogRow = RowOf<typeof DIALOG_ROW> & { history?: PrefetchedHistory };
 
 /** The user a request acts as: whose chats the viewer shows. */
 export interface ViewerRef {
@@ -37,15 +38,17 @@ export class DialogsService {
   /**
    * node()/nodes(): each global id's object when the viewer may see it, else
    * null (a malformed id, another application's, a dialog they do not
-   * occupy, a message deleted or hidden for them).
+   * occupy, a message deleted or hidden for them). `history`: the arguments
+   * of the one Dialog.messages the request selects under them, read with
+   * each dialog (get).
    */
-  async nodes(viewer: ViewerRef, ids: readonly string[]): Promise<(NodeValue | null)[]> {
+  async nodes(viewer: ViewerRef, ids: readonly string[], history?: PageArgs): Promise<(NodeValue | null)[]> {
     if (ids.length > LIMITS.nodesPerCall) throw badInput('ids', `at most ${LIMITS.nodesPerCall} ids per call (got ${ids.length})`);
     return Promise.all(
       ids.map(async (id): Promise<NodeValue | null> => {
         const decoded = fromGlobalId(id);
         if (decoded?.type === 'Dialog') {
-          const dialog = await this.get(viewer, decoded.databaseId);
+          const dialog = await this.get(viewer, decoded.databaseId, history);
           return dialog ? { ...dialog, __typename: 'Dialog' } : null;
         }
         if (decoded?.type === 'Message') {
@@ -92,10 +95,33 @@ export class DialogsService {
   }
 
   /** The dialog, when the viewer occupies it; else undefined. */
-  async get(viewer: ViewerRef, dialogId: string): Promise<DialogRow | undefined> {
+  async get(viewer: ViewerRef, dialogId: string, history?: PageArgs): Promise<DialogRow | undefined> {
     if (!isObjectId(dialogId)) return undefined;
-    const [row] = await query(this.pool, DIALOG_OF_USER, [viewer.applicationId, viewer.userId, dialogId]);
-    return row;
+    const request = history && this.historyRequestOrNone(history);
+    if (!history || !request) return (await query(this.pool, DIALOG_OF_USER, [viewer.applicationId, viewer.userId, dialogId]))[0];
+    const { direction, from, count } = request;
+    const sql = direction === 'forward' ? DIALOG_WITH_PAGE : DIALOG_WITH_PAGE_BACK;
+    const [row] = await query(this.pool, sql, [viewer.applicationId, viewer.userId, dialogId, from?.at ?? null, from?.id ?? null, count + 1]);
+    if (!row) return undefined;
+    const { page, ...dialog } = row;
+    // [id, senderId, body, createdAt in epoch ms] in the page's order (DIALOG_WITH_PAGE).
+    const rows: MessageRow[] = (page as [string, number, string | null, number][]).map(([id, senderId, body, at]) => ({
+      id,
+      dialogId: dialog.id,
+      senderId,
+      body,
+      createdAt: new Date(at),
+    }));
+    return { ...dialog, history: { args: history, page: pageOfRows(rows, count, direction) } };
+  }
+
+  /** `history` as a page request; none when it is not a valid one (Dialog.messages then reads, and refuses, it itself). */
+  private historyRequestOrNone(history: PageArgs) {
+    try {
+      return this.messages.historyRequest(history);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Users of the application by id (those that no longer exist are left out). */

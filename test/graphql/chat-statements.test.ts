@@ -21,18 +21,74 @@ const page = (sender: string) => /* GraphQL */ `
   query ($id: ID!) { node(id: $id) { ... on Dialog { messages(last: 3) { edges { node { body sender { ${sender} } } } } } } }
 `;
 
-test("a history page is the dialog and the page: its senders' ids need no third statement; their other fields do", async () => {
+test("a history page is one statement, the dialog and its page together; its senders' ids need no other, their other fields one", async () => {
   const t = await seedTenant(service.app.provisioning);
   const id = toGlobalId('Dialog', t.dialogId);
   const read = async (sender: string) => {
     const res = await service.graphql(page(sender), { id }, t.as.member);
     expect(res.body.errors).toBeUndefined();
-    return res.body.data.node.messages.edges as { node: { sender: Record<string, unknown> } }[];
+    return res.body.data.node.messages.edges as { node: { body: string; sender: Record<string, unknown> } }[];
   };
   await read('databaseId'); // credentials now cached
-  expect(await statementsOf(() => read('id databaseId'))).toBe(2);
-  expect(await statementsOf(() => read('databaseId login'))).toBe(3);
+  expect(await statementsOf(() => read('id databaseId'))).toBe(1);
+  expect(await statementsOf(() => read('databaseId login'))).toBe(2);
   expect((await read('databaseId login')).map((e) => e.node.sender)).toEqual(Array(3).fill({ databaseId: t.owner.id, login: 'owner' }));
+  expect((await read('databaseId')).map((e) => e.node.body)).toEqual(['one', 'two', 'three']);
+});
+
+test('a page read with its dialog answers only the arguments it was read for: two pages of one dialog, each right', async () => {
+  const t = await seedTenant(service.app.provisioning);
+  const TWO = /* GraphQL */ `
+    query ($id: ID!, $n: Int!) {
+      node(id: $id) {
+        ... on Dialog {
+          newest: messages(last: $n) {
+            edges {
+              node {
+                body
+              }
+            }
+            pageInfo {
+              hasPreviousPage
+              hasNextPage
+            }
+          }
+        }
+        ... on Node {
+          ... on Dialog {
+            oldest: messages(first: 1) {
+              edges {
+                node {
+                  body
+                }
+              }
+              pageInfo {
+                hasPreviousPage
+                hasNextPage
+              }
+            }
+          }
+        }
+      }
+    }
+  `;
+  const res = await service.graphql(TWO, { id: toGlobalId('Dialog', t.dialogId), n: 2 }, t.as.member);
+  expect(res.body).toEqual({
+    data: {
+      node: {
+        newest: { edges: [{ node: { body: 'two' } }, { node: { body: 'three' } }], pageInfo: { hasPreviousPage: true, hasNextPage: false } },
+        oldest: { edges: [{ node: { body: 'one' } }], pageInfo: { hasPreviousPage: false, hasNextPage: true } },
+      },
+    },
+  });
+  // Another application's dialog is null, its page unread; a bad argument is the page's own error.
+  const other = await seedTenant(service.app.provisioning);
+  const outsider = await service.graphql(TWO, { id: toGlobalId('Dialog', t.dialogId), n: 2 }, other.as.member);
+  expect(outsider.body).toEqual({ data: { node: null } });
+  const bad = await service.graphql(TWO, { id: toGlobalId('Dialog', t.dialogId), n: 0 }, t.as.member);
+  expect(bad.body.errors).toEqual([
+    expect.objectContaining({ path: ['node', 'newest'], extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', field: 'last' }) }),
+  ]);
 });
 
 test("a live event's message is read once for the deliveries asking together, each seeing its own body", async () => {

@@ -236,13 +236,30 @@ describe('a history paged both ways', () => {
       query ($id: ID!, $full: Boolean!) {
         node(id: $id) {
           ... on Dialog {
-            messages(last: 3) { edges { node { sender { id databaseId login @include(if: $full) ...Names } } } }
-            owner { databaseId }
-            occupants { databaseId }
+            messages(last: 3) {
+              edges {
+                node {
+                  sender {
+                    id
+                    databaseId
+                    login @include(if: $full)
+                    ...Names
+                  }
+                }
+              }
+            }
+            owner {
+              databaseId
+            }
+            occupants {
+              databaseId
+            }
           }
         }
       }
-      fragment Names on User { full: fullName @include(if: $full) }
+      fragment Names on User {
+        full: fullName @include(if: $full)
+      }
     `;
     const senders = async (full: boolean) =>
       (await gql(SENDERS, { id: dialogGid(t), full }, t.as.member)).body.data.node as {

@@ -91,27 +91,34 @@ export const HISTORY = statement({
 
 export const MESSAGE_ROW = fields('Message', ['id', 'dialogId', 'senderId', 'body', 'createdAt']);
 
-/** What user $2's history of dialog $1 shows (see HISTORY), as `m`: the keyset pages' rows. */
-const HISTORY_OF = `
-  SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId", m.body, m.created_at AS "createdAt"
-    FROM messages m
-    JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = $2
-   WHERE m.dialog_id = $1 AND m.deleted_at IS NULL
-     AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)`;
-
 /**
- * A page of user $2's history of dialog $1: the $5 messages after the one
- * sent at $3 with id $4 (null: from the oldest), oldest first. Keyset: one
- * range of messages(dialog_id, created_at), wherever the page starts.
+ * A keyset page of what user `user`'s history of dialog `dialog` shows (see
+ * HISTORY): the `limit` messages after (forward: oldest first) or before
+ * (backward: newest first) the one sent at `at` with id `id` (null: from the
+ * start or the end). One range of messages(dialog_id, created_at), wherever
+ * the page starts. The arguments are SQL the caller binds ($n, or a column
+ * of the dialog the page is read beside: dialogs.of_user_with_page).
  */
+export function historyPageSql(p: { dialog: string; user: string; at: string; id: string; limit: string }, direction: 'forward' | 'backward'): string {
+  const [after, order] = direction === 'forward' ? ['>', ''] : ['<', ' DESC'];
+  return `SELECT m.id, m.dialog_id AS "dialogId", m.sender_id AS "senderId", m.body, m.created_at AS "createdAt"
+    FROM messages m
+    JOIN dialog_occupants o ON o.dialog_id = m.dialog_id AND o.user_id = ${p.user}
+   WHERE m.dialog_id = ${p.dialog} AND m.deleted_at IS NULL
+     AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = ${p.user})
+     AND (${p.at}::timestamptz IS NULL OR (m.created_at, m.id) ${after} (${p.at}::timestamptz, ${p.id}::text))
+   ORDER BY m.created_at${order}, m.id${order}
+   LIMIT ${p.limit}::int`;
+}
+
+const PAGE_PARAMS = { dialog: '$1', user: '$2', at: '$3', id: '$4', limit: '$5' };
+
+/** A page of user $2's history of dialog $1: the $5 messages after the one sent at $3 with id $4 (null: from the oldest), oldest first. */
 export const HISTORY_PAGE = statement({
   name: 'messages.history_page',
   params: ['text', 'int4', 'timestamptz', 'text', 'int4'],
   columns: MESSAGE_ROW,
-  text: `${HISTORY_OF}
-     AND ($3::timestamptz IS NULL OR (m.created_at, m.id) > ($3::timestamptz, $4::text))
-   ORDER BY m.created_at, m.id
-   LIMIT $5::int`,
+  text: historyPageSql(PAGE_PARAMS, 'forward'),
 });
 
 /** The $5 messages before the one sent at $3 with id $4 (null: from the newest), newest first: the service reverses them. */
@@ -119,10 +126,7 @@ export const HISTORY_PAGE_BACK = statement({
   name: 'messages.history_page_back',
   params: ['text', 'int4', 'timestamptz', 'text', 'int4'],
   columns: MESSAGE_ROW,
-  text: `${HISTORY_OF}
-     AND ($3::timestamptz IS NULL OR (m.created_at, m.id) < ($3::timestamptz, $4::text))
-   ORDER BY m.created_at DESC, m.id DESC
-   LIMIT $5::int`,
+  text: historyPageSql(PAGE_PARAMS, 'backward'),
 });
 
 /** Message $3, when user $2 of application $1 occupies its dialog and sees it (not deleted, not hidden by them). */

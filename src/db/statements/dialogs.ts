@@ -1,6 +1,7 @@
 // Dialogs as their occupants see them: the list (most recent activity first,
 // keyset-paged both ways), one dialog, and how many a user occupies.
 import { computed, computedOrNull, fields, statement } from '../sql';
+import { historyPageSql } from './chat';
 
 /**
  * The dialogs user $2 of application $1 occupies, each with its occupants and
@@ -63,6 +64,33 @@ export const DIALOG_OF_USER = statement({
   columns: DIALOG_ROW,
   text: `${DIALOGS_OF} AND d.id = $3`,
 });
+
+/**
+ * Dialog $3 as DIALOG_OF_USER reads it, with a page of $2's history of it
+ * (historyPageSql: $4/$5 the cursor's time and id, $6 rows) as four arrays in
+ * the page's order: one round trip where node(id) { ... on Dialog {
+ * messages } }, a screen's history read, took two (src/graphql/resolvers/Query/node.ts).
+ * No row: the dialog is not one $2 occupies in application $1.
+ */
+function dialogWithPage(direction: 'forward' | 'backward') {
+  const order = direction === 'forward' ? '' : ' DESC';
+  const page = historyPageSql({ dialog: 'x.id', user: '$2', at: '$4', id: '$5', limit: '$6' }, direction);
+  return statement({
+    name: direction === 'forward' ? 'dialogs.of_user_with_page' : 'dialogs.of_user_with_page_back',
+    params: ['int4', 'int4', 'text', 'timestamptz', 'text', 'int4'],
+    columns: { ...DIALOG_ROW, page: computed('json') },
+    // JSON: one value that JSON.parse reads at once, where arrays of each
+    // column (postgres-array) or the dialog's columns on every row cost more
+    // than the second round trip saved. The times as epoch milliseconds.
+    text: `SELECT x.*, (SELECT COALESCE(json_agg(json_build_array(q.id, q."senderId", q.body, (extract(epoch FROM q."createdAt") * 1000)::bigint)
+                                                  ORDER BY q."createdAt"${order}, q.id${order}), '[]')
+                          FROM (${page}) q) AS page
+             FROM (${DIALOGS_OF} AND d.id = $3) x`,
+  });
+}
+
+export const DIALOG_WITH_PAGE = dialogWithPage('forward');
+export const DIALOG_WITH_PAGE_BACK = dialogWithPage('backward');
 
 /** How many dialogs of application $1 user $2 occupies. */
 export const DIALOGS_COUNT = statement({

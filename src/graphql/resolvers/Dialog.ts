@@ -27,6 +27,6 @@ export const Dialog: DialogResolvers = {
         },
   messages: async (dialog, args, ctx) => {
     const caller = requireUser(await ctx.caller());
-    return ctx.services.chat.connection({ applicationId: caller.applicationId, userId: caller.userId }, dialog.id, args);
+    return ctx.services.chat.connection({ applicationId: caller.applicationId, userId: caller.userId }, dialog.id, args, dialog.history);
   },
 };
