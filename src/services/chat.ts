@@ -19,8 +19,10 @@ import {
   DELETE_FOR_EVERYONE,
   HIDE_FOR_USER,
   HISTORY,
-  HISTORY_PAGE,
-  HISTORY_PAGE_BACK,
+  HISTORY_FIRST_PAGE,
+  HISTORY_LAST_PAGE,
+  HISTORY_PAGE_AFTER,
+  HISTORY_PAGE_BEFORE,
   IS_OCCUPANT,
   MESSAGE_AS_DELIVERED,
   MESSAGE_ROW,
@@ -215,8 +217,11 @@ export class ChatService {
     from: { at: Date; id: string } | null,
     count: number,
   ): Promise<HistoryPage> {
-    const sql = direction === 'forward' ? HISTORY_PAGE : HISTORY_PAGE_BACK;
-    return pageOfRows(await query(this.pool, sql, [dialogId, userId, from?.at ?? null, from?.id ?? null, count + 1]), count, direction);
+    const forward = direction === 'forward';
+    const rows = from
+      ? await query(this.pool, forward ? HISTORY_PAGE_AFTER : HISTORY_PAGE_BEFORE, [dialogId, userId, from.at, from.id, count + 1])
+      : await query(this.pool, forward ? HISTORY_FIRST_PAGE : HISTORY_LAST_PAGE, [dialogId, userId, count + 1]);
+    return pageOfRows(rows, count, direction);
   }
 
   /** Dialog.messages' arguments as a page request (BAD_USER_INPUT, naming the argument, for bad ones). */

@@ -4,7 +4,7 @@
 // for them: every read here is of the caller's application and occupancy.
 import type { Pool } from 'pg';
 import { query, type RowOf } from '../db/sql';
-import { DIALOG_OF_USER, DIALOG_ROW, DIALOG_WITH_PAGE, DIALOG_WITH_PAGE_BACK, DIALOGS_COUNT, DIALOGS_PAGE, DIALOGS_PAGE_BACK } from '../db/statements/dialogs';
+import { DIALOG_OF_USER, DIALOG_ROW, DIALOG_WITH_FIRST_PAGE, DIALOG_WITH_LAST_PAGE, DIALOG_WITH_PAGE_AFTER, DIALOG_WITH_PAGE_BEFORE, DIALOGS_COUNT, DIALOGS_PAGE, DIALOGS_PAGE_BACK } from '../db/statements/dialogs';
 import { BY_IDS, type UserRecord } from '../db/statements/users';
 import { isObjectId } from './object-id';
 import { decodePosition, encodePosition, fromGlobalId, type Position } from './global-id';
@@ -100,11 +100,14 @@ export class DialogsService {
     const request = history && this.historyRequestOrNone(history);
     if (!history || !request) return (await query(this.pool, DIALOG_OF_USER, [viewer.applicationId, viewer.userId, dialogId]))[0];
     const { direction, from, count } = request;
-    const sql = direction === 'forward' ? DIALOG_WITH_PAGE : DIALOG_WITH_PAGE_BACK;
-    const [row] = await query(this.pool, sql, [viewer.applicationId, viewer.userId, dialogId, from?.at ?? null, from?.id ?? null, count + 1]);
+    const { applicationId, userId } = viewer;
+    const forward = direction === 'forward';
+    const [row] = from
+      ? await query(this.pool, forward ? DIALOG_WITH_PAGE_AFTER : DIALOG_WITH_PAGE_BEFORE, [applicationId, userId, dialogId, from.at, from.id, count + 1])
+      : await query(this.pool, forward ? DIALOG_WITH_FIRST_PAGE : DIALOG_WITH_LAST_PAGE, [applicationId, userId, dialogId, count + 1]);
     if (!row) return undefined;
     const { page, ...dialog } = row;
-    // [id, senderId, body, createdAt in epoch ms] in the page's order (DIALOG_WITH_PAGE).
+    // [id, senderId, body, createdAt in epoch ms] in the page's order (DIALOG_WITH_*).
     const rows: MessageRow[] = (page as [string, number, string | null, number][]).map(([id, senderId, body, at]) => ({
       id,
       dialogId: dialog.id,

@@ -7,7 +7,9 @@ import { historyPageSql } from './chat';
  * The dialogs user $2 of application $1 occupies, each with its occupants and
  * the newest message of $2's history (neither deleted for everyone nor hidden
  * by $2): one backward index scan of messages(dialog_id, created_at) per
- * dialog. Its activity is that message's time, else the dialog's creation.
+ * dialog, each message's hide looked up by key (OFFSET 0: see
+ * historyPageSql). Its activity is that message's time, else the dialog's
+ * creation.
  */
 const DIALOGS_OF = `
   SELECT d.id, d.name, d.type, d.owner_id AS "ownerId", d.created_at AS "createdAt",
@@ -20,7 +22,7 @@ const DIALOGS_OF = `
       SELECT m.id, m.sender_id, m.body, m.created_at
         FROM messages m
        WHERE m.dialog_id = d.id AND m.deleted_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2)
+         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = $2 OFFSET 0)
        ORDER BY m.created_at DESC, m.id DESC
        LIMIT 1) lm ON true
    WHERE o.user_id = $2`;
@@ -67,30 +69,60 @@ export const DIALOG_OF_USER = statement({
 
 /**
  * Dialog $3 as DIALOG_OF_USER reads it, with a page of $2's history of it
- * (historyPageSql: $4/$5 the cursor's time and id, $6 rows) as four arrays in
- * the page's order: one round trip where node(id) { ... on Dialog {
- * messages } }, a screen's history read, took two (src/graphql/resolvers/Query/node.ts).
- * No row: the dialog is not one $2 occupies in application $1.
+ * (historyPageSql; the last parameter the rows, the two before it the
+ * cursor's time and id when there is one), as JSON [id, senderId, body,
+ * createdAt in epoch ms] in the page's order: one round trip where node(id) {
+ * ... on Dialog { messages } }, a screen's history read, took two
+ * (src/graphql/resolvers/Query/node.ts). JSON: one value that JSON.parse
+ * reads at once, where arrays of each column (postgres-array) or the
+ * dialog's columns repeated on every row cost more than the round trip
+ * saved. No row: the dialog is not one $2 occupies in application $1.
  */
-function dialogWithPage(direction: 'forward' | 'backward') {
+function dialogWithPageSql(direction: 'forward' | 'backward', position: boolean): string {
   const order = direction === 'forward' ? '' : ' DESC';
-  const page = historyPageSql({ dialog: 'x.id', user: '$2', at: '$4', id: '$5', limit: '$6' }, direction);
-  return statement({
-    name: direction === 'forward' ? 'dialogs.of_user_with_page' : 'dialogs.of_user_with_page_back',
-    params: ['int4', 'int4', 'text', 'timestamptz', 'text', 'int4'],
-    columns: { ...DIALOG_ROW, page: computed('json') },
-    // JSON: one value that JSON.parse reads at once, where arrays of each
-    // column (postgres-array) or the dialog's columns on every row cost more
-    // than the second round trip saved. The times as epoch milliseconds.
-    text: `SELECT x.*, (SELECT COALESCE(json_agg(json_build_array(q.id, q."senderId", q.body, (extract(epoch FROM q."createdAt") * 1000)::bigint)
-                                                  ORDER BY q."createdAt"${order}, q.id${order}), '[]')
-                          FROM (${page}) q) AS page
-             FROM (${DIALOGS_OF} AND d.id = $3) x`,
-  });
+  const page = historyPageSql(
+    position ? { dialog: 'x.id', user: '$2', position: { at: '$4', id: '$5' }, limit: '$6' } : { dialog: 'x.id', user: '$2', limit: '$4' },
+    direction,
+  );
+  return `SELECT x.*, (SELECT COALESCE(json_agg(json_build_array(q.id, q."senderId", q.body, (extract(epoch FROM q."createdAt") * 1000)::bigint)
+                                            ORDER BY q."createdAt"${order}, q.id${order}), '[]')
+                    FROM (${page}) q) AS page
+       FROM (${DIALOGS_OF} AND d.id = $3) x`;
 }
 
-export const DIALOG_WITH_PAGE = dialogWithPage('forward');
-export const DIALOG_WITH_PAGE_BACK = dialogWithPage('backward');
+const DIALOG_WITH_PAGE_ROW = { ...DIALOG_ROW, page: computed('json') };
+
+/** Dialog $3 with the first $4 messages of the history. */
+export const DIALOG_WITH_FIRST_PAGE = statement({
+  name: 'dialogs.of_user_with_first_page',
+  params: ['int4', 'int4', 'text', 'int4'],
+  columns: DIALOG_WITH_PAGE_ROW,
+  text: dialogWithPageSql('forward', false),
+});
+
+/** Dialog $3 with the $6 messages after the one sent at $4 with id $5. */
+export const DIALOG_WITH_PAGE_AFTER = statement({
+  name: 'dialogs.of_user_with_page_after',
+  params: ['int4', 'int4', 'text', 'timestamptz', 'text', 'int4'],
+  columns: DIALOG_WITH_PAGE_ROW,
+  text: dialogWithPageSql('forward', true),
+});
+
+/** Dialog $3 with the newest $4 messages, newest first. */
+export const DIALOG_WITH_LAST_PAGE = statement({
+  name: 'dialogs.of_user_with_last_page',
+  params: ['int4', 'int4', 'text', 'int4'],
+  columns: DIALOG_WITH_PAGE_ROW,
+  text: dialogWithPageSql('backward', false),
+});
+
+/** Dialog $3 with the $6 messages before the one sent at $4 with id $5, newest first. */
+export const DIALOG_WITH_PAGE_BEFORE = statement({
+  name: 'dialogs.of_user_with_page_before',
+  params: ['int4', 'int4', 'text', 'timestamptz', 'text', 'int4'],
+  columns: DIALOG_WITH_PAGE_ROW,
+  text: dialogWithPageSql('backward', true),
+});
 
 /** How many dialogs of application $1 user $2 occupies. */
 export const DIALOGS_COUNT = statement({
