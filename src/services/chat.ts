@@ -6,7 +6,7 @@
 // round trips with the number of ids, and its checks and writes see one
 // snapshot: a request that fails a permission check writes nothing. A hide
 // removes, in the same call, the text of messages every occupant has now
-// hidden (see HIDE_FOR_USER: the dialogs' locks).
+// hidden (see HIDE_FOR_USER: the messages' row locks).
 //
 // Deleted content is deleted: a delete for everyone, and the last occupant's
 // hide, take the message's body with them (the row stays, so that later

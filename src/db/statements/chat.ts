@@ -5,11 +5,13 @@ import { computed, fields, statement } from '../sql';
  * Rule 1 / 4: visible to user $2 (an occupant, in application $1, not yet
  * deleted or hidden) → hidden for them; of those, the messages every
  * occupant has now hidden lose their text (kept aside $4 seconds when > 0).
- * One call of a PL/pgSQL function (the migration messages_hide_function
- * holds it, and says why): it locks the messages' dialogs first, so that two
- * occupants hiding one message at once cannot both miss the other's hide and
- * leave the text behind, then hides and purges, each statement reading after
- * the locks. One round trip where a transaction of three statements took four.
+ * One call of a PL/pgSQL function (the migrations messages_hide_function
+ * and hide_row_locks hold it, and say why): it locks the messages' rows
+ * first, so that two occupants hiding one message at once cannot both miss
+ * the other's hide and leave the text behind, then hides and purges, each
+ * statement reading after the locks. One round trip where a transaction of
+ * three statements took four; hides of different messages of one dialog do
+ * not wait for each other.
  */
 export const HIDE_FOR_USER = statement({
   name: 'messages.hide_for_user',
