@@ -4,7 +4,17 @@
 // for them: every read here is of the caller's application and occupancy.
 import type { Pool } from 'pg';
 import { query, type RowOf } from '../db/sql';
-import { DIALOG_OF_USER, DIALOG_ROW, DIALOG_WITH_FIRST_PAGE, DIALOG_WITH_LAST_PAGE, DIALOG_WITH_PAGE_AFTER, DIALOG_WITH_PAGE_BEFORE, DIALOGS_COUNT, DIALOGS_PAGE, DIALOGS_PAGE_BACK } from '../db/statements/dialogs';
+import {
+  DIALOG_OF_USER,
+  DIALOG_ROW,
+  DIALOG_WITH_FIRST_PAGE,
+  DIALOG_WITH_LAST_PAGE,
+  DIALOG_WITH_PAGE_AFTER,
+  DIALOG_WITH_PAGE_BEFORE,
+  DIALOGS_COUNT,
+  DIALOGS_PAGE,
+  DIALOGS_PAGE_BACK,
+} from '../db/statements/dialogs';
 import { BY_IDS, type UserRecord } from '../db/statements/users';
 import { isObjectId } from './object-id';
 import { decodePosition, encodePosition, fromGlobalId, type Position } from './global-id';
