@@ -1,7 +1,7 @@
 // What the client selected under a field, for resolvers that read less from
 // the database when less is asked for.
 import { collectSubFields } from '@graphql-tools/utils';
-import { type FieldNode, getArgumentValues, getNamedType, isObjectType, type GraphQLResolveInfo } from 'graphql';
+import { type FieldNode, getArgumentValues, getNamedType, type GraphQLObjectType, type GraphQLResolveInfo, isObjectType } from 'graphql';
 
 /**
  * Whether the selection under this field names no field outside `allowed`
@@ -24,12 +24,17 @@ export function selectsOnly(info: GraphQLResolveInfo, allowed: ReadonlySet<strin
 
 const answers = new WeakMap<readonly object[], WeakMap<object, Map<ReadonlySet<string>, boolean>>>();
 
+/** The fields selected under this field for object type `type`, as graphql-js collects them. */
+function subFields(info: GraphQLResolveInfo, type: GraphQLObjectType) {
+  // @graphql-tools/utils takes graphql 17's variable shape; on graphql 16 it reads `coerced` alone.
+  const variables = { coerced: info.variableValues, sources: {} };
+  return collectSubFields(info.schema, info.fragments, variables, type, [...info.fieldNodes]);
+}
+
 function collectsOnly(info: GraphQLResolveInfo, allowed: ReadonlySet<string>): boolean {
   const type = getNamedType(info.returnType);
   if (!isObjectType(type)) return false;
-  // @graphql-tools/utils takes graphql 17's variable shape; on graphql 16 it reads `coerced` alone.
-  const variables = { coerced: info.variableValues, sources: {} };
-  const { fields, patches } = collectSubFields(info.schema, info.fragments, variables, type, [...info.fieldNodes]);
+  const { fields, patches } = subFields(info, type);
   for (const collected of [fields, ...patches.map((p) => p.fields)]) {
     for (const nodes of collected.values()) {
       for (const node of nodes) if (node.name.value !== '__typename' && !allowed.has(node.name.value)) return false;
@@ -51,8 +56,7 @@ export function selectedArguments(info: GraphQLResolveInfo, typeName: string, fi
   if (!isObjectType(type)) return undefined;
   const definition = type.getFields()[fieldName];
   if (!definition) return undefined;
-  const variables = { coerced: info.variableValues, sources: {} };
-  const { fields, patches } = collectSubFields(info.schema, info.fragments, variables, type, [...info.fieldNodes]);
+  const { fields, patches } = subFields(info, type);
   if (patches.length > 0) return undefined;
   const nodes: FieldNode[] = [];
   for (const collected of fields.values()) for (const node of collected) if (node.name.value === fieldName) nodes.push(node);
