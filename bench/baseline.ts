@@ -151,7 +151,10 @@ const DELETE_FOR_EVERYONE = `
  * caller's view (occupant; neither deleted for everyone nor hidden by them),
  * newest first, before the position ($3, $4) when given: one range of the
  * index messages(dialog_id, created_at). Two statements, with and without
- * the position, so that neither plan carries the other's case.
+ * the position, so that neither plan carries the other's case; the hides
+ * looked up by key (OFFSET 0), as the service's are (src/db/statements/chat.ts:
+ * a generic plan's anti-join read all of the caller's hides, which the delete
+ * scenarios leave at 200,000).
  */
 const historyPage = (before: boolean) => `
   WITH ${SESSION}
@@ -162,7 +165,7 @@ const historyPage = (before: boolean) => `
         FROM messages m
        WHERE m.dialog_id = $2 AND m.deleted_at IS NULL
          AND EXISTS (SELECT 1 FROM dialog_occupants o WHERE o.dialog_id = $2 AND o.user_id = s.user_id)
-         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = s.user_id)
+         AND NOT EXISTS (SELECT 1 FROM message_hides h WHERE h.message_id = m.id AND h.user_id = s.user_id OFFSET 0)
          ${before ? 'AND (m.created_at, m.id) < (to_timestamp($4::bigint / 1000.0), $5::text)' : ''}
        ORDER BY m.created_at DESC, m.id DESC
        LIMIT $3::int
