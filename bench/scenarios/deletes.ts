@@ -3,9 +3,8 @@
 // scenario has its own seeded pool), the ids reported deleted checked. In
 // rounds like the timed scenarios: each round measures both sides back to
 // back on its own share of the pool, the order reversed every other round, and
-// the ratio is the median of the rounds' (one round of 18 requests measured
-// 0.16 and 0.75 for the same code on two runs: a blip of the machine, not a
-// figure).
+// the ratio is the median of the rounds' (one round of 18 requests, the only
+// figure before, measured 0.16 and 0.75 for the same code on two runs).
 import type { BenchContext } from '../context';
 import { type Figures, medianFigures, roundOf } from '../figures';
 import { type RunSpec, measure, roundTag } from '../measure';
@@ -21,7 +20,7 @@ interface Tally {
 }
 
 /** Round r's share of the measured requests (the warm-up belongs to the first round). */
-export function roundShare<T>(measured: T[], r: number, rounds: number): T[] {
+function roundShare<T>(measured: T[], r: number, rounds: number): T[] {
   const per = Math.floor(measured.length / rounds);
   return measured.slice(r * per, (r + 1) * per);
 }
