@@ -10,6 +10,7 @@ import type { Database } from '../../src/db';
 import type { AnyStatement } from '../../src/db/sql';
 import * as chat from '../../src/db/statements/chat';
 import * as dialogs from '../../src/db/statements/dialogs';
+import { type PlanNode, nodes } from '../support/plans';
 import { openTestDatabase } from '../support/service';
 
 let db: Database;
@@ -24,20 +25,6 @@ afterAll(async () => {
   client?.release();
   await db?.close();
 });
-
-interface PlanNode {
-  'Node Type': string;
-  'Join Type'?: string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  'Parent Relationship'?: string;
-  Plans?: PlanNode[];
-}
-
-function* nodes(plan: PlanNode): Generator<PlanNode> {
-  yield plan;
-  for (const child of plan.Plans ?? []) yield* nodes(child);
-}
 
 const PAGING = [
   chat.HISTORY_FIRST_PAGE,

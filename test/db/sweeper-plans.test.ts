@@ -12,6 +12,7 @@ import type { PoolClient } from 'pg';
 import type { Database } from '../../src/db';
 import type { AnyStatement } from '../../src/db/sql';
 import * as sweeper from '../../src/db/statements/sweeper';
+import { type PlanNode, nodes } from '../support/plans';
 import { openTestDatabase } from '../support/service';
 
 let db: Database;
@@ -25,18 +26,6 @@ afterAll(async () => {
   client?.release();
   await db?.close();
 });
-
-interface PlanNode {
-  'Node Type': string;
-  Operation?: string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function* nodes(plan: PlanNode): Generator<PlanNode> {
-  yield plan;
-  for (const child of plan.Plans ?? []) yield* nodes(child);
-}
 
 const BY_ROW = [
   [sweeper.SWEEP_SESSIONS, 'sessions'],
