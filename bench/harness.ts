@@ -133,24 +133,27 @@ export async function runBench(options: BenchOptions): Promise<Report> {
  * stayed, and the live scenario's UPDATEs took 2 s each. Not measured.
  */
 async function vacuum(databaseUrl: string): Promise<void> {
-  const db = new Client({ connectionString: databaseUrl });
-  await db.connect();
-  try {
+  await onDatabase(databaseUrl, async (db) => {
     const started = performance.now();
     await db.query('VACUUM (ANALYZE)');
     log(`VACUUM (ANALYZE) between scenario groups: ${Math.round(performance.now() - started) / 1000} s (not measured)`);
-  } finally {
-    await db.end();
-  }
+  });
 }
 
 /** Said in the report: without autovacuum, only the benchmark's own VACUUMs between groups clean up. */
 async function warnWithoutAutovacuum(databaseUrl: string, warn: (message: string) => void): Promise<void> {
+  await onDatabase(databaseUrl, async (db) => {
+    const { rows } = await db.query<{ autovacuum: string }>('SHOW autovacuum');
+    if (rows[0]?.autovacuum !== 'on') warn('autovacuum is off on this server: dead rows stay within a scenario group (the benchmark vacuums between groups)');
+  });
+}
+
+/** `work` on a connection of its own to the bench database, closed after. */
+async function onDatabase(databaseUrl: string, work: (db: Client) => Promise<void>): Promise<void> {
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    const { rows } = await db.query<{ autovacuum: string }>('SHOW autovacuum');
-    if (rows[0]?.autovacuum !== 'on') warn('autovacuum is off on this server: dead rows stay within a scenario group (the benchmark vacuums between groups)');
+    await work(db);
   } finally {
     await db.end();
   }

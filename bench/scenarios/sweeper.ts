@@ -26,7 +26,8 @@ interface Sweeping {
 }
 
 /** What the sweeper may remove: sessions whose expiry hour ended more than its grace (5 minutes) ago. */
-const DUE = `SELECT count(*)::int AS n FROM sessions WHERE expiry_hour <= now() - interval '5 minutes' - interval '1 hour'`;
+const DUE_SESSIONS = `sessions WHERE expiry_hour <= now() - interval '5 minutes' - interval '1 hour'`;
+const DUE = `SELECT count(*)::int AS n FROM ${DUE_SESSIONS}`;
 const backlogLeft = async (db: Client) => (await db.query<{ n: number }>(DUE)).rows[0]!.n;
 
 /**
@@ -39,7 +40,7 @@ const backlogLeft = async (db: Client) => (await db.query<{ n: number }>(DUE)).r
  * 3,660; the service's cached credentials hid it).
  */
 async function clearBacklog(db: Client): Promise<void> {
-  await db.query(`DELETE FROM sessions WHERE expiry_hour <= now() - interval '5 minutes' - interval '1 hour'`);
+  await db.query(`DELETE FROM ${DUE_SESSIONS}`);
   await db.query('VACUUM (FULL, ANALYZE) sessions');
 }
 const removedSoFar = async (sweeper: Server) => {
