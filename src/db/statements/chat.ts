@@ -5,8 +5,9 @@ import { computed, fields, statement } from '../sql';
  * Rule 1 / 4: visible to user $2 (an occupant, in application $1, not yet
  * deleted or hidden) → hidden for them; of those, the messages every
  * occupant has now hidden lose their text (kept aside $4 seconds when > 0).
- * One call of a PL/pgSQL function (the migrations messages_hide_function
- * and hide_row_locks hold it, and say why): it locks the messages' rows
+ * One call of a PL/pgSQL function (the migrations messages_hide_function,
+ * hide_row_locks and hide_generic_plans hold it, and say why; its
+ * statements run on generic plans, not planned again on each call): it locks the messages' rows
  * first, so that two occupants hiding one message at once cannot both miss
  * the other's hide and leave the text behind, then hides and purges, each
  * statement reading after the locks. One round trip where a transaction of
