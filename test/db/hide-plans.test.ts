@@ -12,8 +12,7 @@
 //
 // auto_explain is a module of the PostgreSQL server; the embedded database
 // has none loaded, so this runs on a server only (docs/development.md).
-import type { Client, Notice } from 'pg';
-import { Client as PgClient } from 'pg';
+import { Client } from 'pg';
 import type { Database } from '../../src/db';
 import { needServer, requires } from '../support/requires';
 import { seedTenant, servicesOver } from '../support/seed';
@@ -36,14 +35,14 @@ requires(needServer).test('the hide runs every statement on a generic plan, not 
   const bodies = (n: number) => Array.from({ length: n }, (_, i) => `m${i}`);
   const ones = await services.chat.createMany({ dialogId: t.dialogId, senderId: t.owner.id, bodies: bodies(8) });
   const hundred = await services.chat.createMany({ dialogId: t.dialogId, senderId: t.owner.id, bodies: bodies(100) });
-  client = new PgClient({ connectionString: process.env.TEST_RUN_DATABASE_URL });
+  client = new Client({ connectionString: process.env.TEST_RUN_DATABASE_URL });
   await client.connect();
   await client.query("LOAD 'auto_explain'");
   await client.query('SET auto_explain.log_min_duration = 0');
   await client.query('SET auto_explain.log_nested_statements = on');
   await client.query('SET client_min_messages = log');
   let logged: string[] = [];
-  client.on('notice', (notice: Notice) => logged.push(notice.message ?? ''));
+  client.on('notice', (notice) => logged.push(notice.message ?? ''));
   const hide = async (ids: string[]) => {
     logged = [];
     const { rows } = await client.query<{ ids: string[] }>('SELECT messages_hide_for_user($1, $2, $3, 0) AS ids', [t.applicationId, t.owner.id, ids]);
