@@ -13,56 +13,59 @@
 -- moment, and kept until they change. Made while message_hides was empty
 -- (a new deployment; the benchmark's first deletes), the purge's check read
 -- it by a sequential scan, then 100,000 hides later took 520 ms a call. So
--- every statement here has one plan whatever the statistics: each reads
--- messages by their ids, alone in its FROM, and reaches dialogs, occupants
--- and hides through correlated subqueries on their keys (`OFFSET 0` keeps
--- them subqueries, not joins whose order and method the statistics would
--- pick), and the function runs with sequential scans disabled, so that an
--- empty table is still read through its key. The ids are at most 1,000 (the
--- request limit): a probe per id is the right plan at any size.
--- test/db/hide-plans.test.ts makes the plans on a small database and checks
--- them after the tables grow.
+-- every statement here has one plan whatever the statistics: the lock and
+-- the purge read messages by their ids, alone in their FROM, and reach
+-- dialogs, occupants and hides through correlated subqueries on their keys
+-- (`OFFSET 0` keeps them subqueries, not joins whose order and method the
+-- statistics would pick); the function runs with sequential scans disabled,
+-- so that a table that was empty is still read through its key. The ids are
+-- at most 1,000 (the request limit): a probe per id is the right plan at any
+-- size. The hide inserts the ids the lock returned, which are exactly what
+-- the user may hide (the rows are locked until commit), instead of finding
+-- them again. test/db/hide-plans.test.ts makes the plans on a small
+-- database and checks their shape.
 --
--- With these plans: 3,954–3,999 calls a second against the bare statement's
--- 4,368–4,523 for one id, and 0.88–0.92 of it at 100 and 1,000 ids (the row
--- locks' share). The settings hold for the call only, the triggers its
--- statements fire included. The rules are those of hide_row_locks.
+-- pgbench on the benchmark's data, four connections, against the bare
+-- statement (which hides without locks, sequential scans off as well): one
+-- id 3,728–4,042 calls a second against 3,729–4,474; 100 ids 612–637 against
+-- 639–675; 1,000 ids 84–86 against 87–88. The settings hold for the call
+-- only, the triggers its statements fire included. The rules are those of
+-- hide_row_locks.
 CREATE OR REPLACE FUNCTION "messages_hide_for_user"(p_application integer, p_user integer, p_ids text[], p_retention integer)
   RETURNS text[] LANGUAGE plpgsql
   SET plan_cache_mode = force_generic_plan
   SET enable_seqscan = off
 AS $fn$
 DECLARE
+  visible text[];
   hidden text[];
 BEGIN
   -- The rows of the messages the user may hide locked, in id order (two
   -- hides cannot deadlock on them; a delete for everyone's UPDATE reaches
   -- them through the id index in that order too), until the call's
   -- transaction ends: two occupants hiding one message at once take turns,
-  -- and the second's hide and purge, each a new snapshot, see the first's.
-  -- FOR NO KEY UPDATE: the foreign-key checks of hides inserted meanwhile
-  -- (FOR KEY SHARE) pass.
-  PERFORM 1
-     FROM messages m
-    WHERE m.id = ANY(p_ids) AND m.deleted_at IS NULL
-      AND EXISTS (
-        SELECT 1 FROM dialogs d
-         WHERE d.id = m.dialog_id AND d.application_id = p_application
-           AND EXISTS (SELECT 1 FROM dialog_occupants o WHERE o.dialog_id = d.id AND o.user_id = p_user OFFSET 0)
-        OFFSET 0)
-    ORDER BY m.id
-      FOR NO KEY UPDATE OF m;
+  -- and the second's purge, a new snapshot, sees the first's hide. FOR NO KEY
+  -- UPDATE: the foreign-key checks of hides inserted meanwhile (FOR KEY
+  -- SHARE) pass. What it locked is what the user may hide: a delete for
+  -- everyone of those rows waits for this transaction, and a row deleted
+  -- before the lock is read again as committed (deleted_at set: left out).
+  SELECT coalesce(array_agg(id), '{}') INTO visible
+    FROM (
+      SELECT m.id
+        FROM messages m
+       WHERE m.id = ANY(p_ids) AND m.deleted_at IS NULL
+         AND EXISTS (
+           SELECT 1 FROM dialogs d
+            WHERE d.id = m.dialog_id AND d.application_id = p_application
+              AND EXISTS (SELECT 1 FROM dialog_occupants o WHERE o.dialog_id = d.id AND o.user_id = p_user OFFSET 0)
+           OFFSET 0)
+       ORDER BY m.id
+         FOR NO KEY UPDATE OF m
+    ) locked;
 
   WITH inserted AS (
     INSERT INTO message_hides (message_id, user_id)
-    SELECT m.id, p_user
-      FROM messages m
-     WHERE m.id = ANY(p_ids) AND m.deleted_at IS NULL
-       AND EXISTS (
-         SELECT 1 FROM dialogs d
-          WHERE d.id = m.dialog_id AND d.application_id = p_application
-            AND EXISTS (SELECT 1 FROM dialog_occupants o WHERE o.dialog_id = d.id AND o.user_id = p_user OFFSET 0)
-         OFFSET 0)
+    SELECT id, p_user FROM unnest(visible) AS v(id)
     ON CONFLICT DO NOTHING
     RETURNING message_id
   )
