@@ -126,7 +126,8 @@ function judgeDeletes(s: ScenarioOf, add: Add): void {
       const ids = size.toLocaleString('en-US');
       add(`Delete ${ids} id(s) for ${mode}: req/s ≥ 0.85 of baseline`, `${fmt(d.ratios.reqPerSec)}${spread(d)}`, d.ratios.reqPerSec >= 0.85);
       if (mode === 'everyone') add(`Delete ${ids} id(s) for everyone: p99 ≤ 1.5× baseline`, `${fmt(d.ratios.p99)}×`, d.ratios.p99 <= 1.5);
-      if (size === 1000) add(`Delete 1,000 ids for ${mode}: p50 < 60 ms`, `${fmt(d.service.p50)} ms`, d.service.p50 < 60);
+      // The bare statement's p50 beside it: on two shared cores it can miss the bound too.
+      if (size === 1000) add(`Delete 1,000 ids for ${mode}: p50 < 60 ms`, `${fmt(d.service.p50)} ms (bare ${fmt(d.baseline.p50)})`, d.service.p50 < 60);
     }
   }
 }
