@@ -7,12 +7,12 @@ import { computed, fields, statement } from '../sql';
  * occupant has now hidden lose their text (kept aside $4 seconds when > 0).
  * One call of a PL/pgSQL function (the migrations messages_hide_function,
  * hide_row_locks and hide_generic_plans hold it, and say why; its
- * statements run on generic plans, not planned again on each call): it locks the messages' rows
- * first, so that two occupants hiding one message at once cannot both miss
- * the other's hide and leave the text behind, then hides and purges, each
- * statement reading after the locks. One round trip where a transaction of
- * three statements took four; hides of different messages of one dialog do
- * not wait for each other.
+ * statements run on generic plans, not planned again on each call): it
+ * locks the rows of the messages the user may hide, so that two occupants
+ * hiding one message at once cannot both miss the other's hide and leave
+ * the text behind, hides exactly those, then purges, reading after the
+ * locks. One round trip where a transaction of three statements took four;
+ * hides of different messages of one dialog do not wait for each other.
  */
 export const HIDE_FOR_USER = statement({
   name: 'messages.hide_for_user',
